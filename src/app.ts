@@ -1,0 +1,122 @@
+import { randomUUID } from "node:crypto";
+import cors from "@fastify/cors";
+import Fastify from "fastify";
+import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from "fastify-type-provider-zod";
+import { catalogRoutes } from "./catalog/routes.js";
+import { Catalog } from "./catalog/service.js";
+import type { Config } from "./config.js";
+import type { Db } from "./db/database.js";
+import { persistentSetting, randomSecret } from "./db/settings.js";
+import { adminGuard } from "./http/admin-auth.js";
+import { registerErrorHandling } from "./http/errors.js";
+import { Metrics } from "./http/metrics.js";
+import { registerOpenApi } from "./http/openapi.js";
+import { RouteTable } from "./http/route-table.js";
+import type { App } from "./http/types.js";
+import { opsRoutes } from "./ops/routes.js";
+import { orderRoutes } from "./orders/routes.js";
+import { OrderService } from "./orders/service.js";
+
+export interface AppOptions {
+  config: Config;
+  db: Db;
+  /** Defaults to the fixed catalog; tests pass one with a changed price. */
+  catalog?: Catalog;
+}
+
+/** Services built by the composition root, exposed for tests and the CLI. */
+export interface Services {
+  config: Config;
+  db: Db;
+  catalog: Catalog;
+  orders: OrderService;
+  metrics: Metrics;
+  routes: RouteTable;
+}
+
+declare module "fastify" {
+  interface FastifyInstance {
+    services: Services;
+  }
+}
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** Exposed to browser-based agents (CORS): the x402 and tracing headers. */
+export const EXPOSED_HEADERS = [
+  "PAYMENT-REQUIRED",
+  "PAYMENT-RESPONSE",
+  "X-PAYMENT-RESPONSE",
+  "X-Request-Id",
+  "Retry-After",
+  "Location",
+];
+
+/** The composition root: builds every service and registers every domain's routes. */
+export async function buildApp(options: AppOptions): Promise<App> {
+  const { config, db } = options;
+  const catalog = options.catalog ?? new Catalog();
+
+  const app = Fastify({
+    logger:
+      config.logLevel === "silent"
+        ? false
+        : {
+            level: config.logLevel,
+            redact: {
+              paths: [
+                "req.headers.authorization",
+                'req.headers["x-payment"]',
+                'req.headers["payment-signature"]',
+                'req.headers["stripe-signature"]',
+                "req.headers.cookie",
+              ],
+              censor: "[redacted]",
+            },
+          },
+    bodyLimit: config.bodyLimitBytes,
+    genReqId: (req) => {
+      const given = req.headers["x-request-id"];
+      return typeof given === "string" && REQUEST_ID.test(given) ? given : randomUUID();
+    },
+    requestIdHeader: false,
+    return503OnClosing: true,
+    forceCloseConnections: "idle",
+    routerOptions: { maxParamLength: 200 },
+  }).withTypeProvider<ZodTypeProvider>();
+
+  app.setValidatorCompiler(validatorCompiler);
+  app.setSerializerCompiler(serializerCompiler);
+
+  const routes = new RouteTable();
+  routes.attach(app);
+  const metrics = new Metrics();
+  metrics.attach(app);
+  registerErrorHandling(app, routes);
+  app.addHook("onSend", async (request, reply) => {
+    reply.header("X-Request-Id", request.id);
+  });
+  await app.register(cors, {
+    origin: "*",
+    methods: ["GET", "HEAD", "POST", "OPTIONS"],
+    allowedHeaders: ["Content-Type", "X-PAYMENT", "PAYMENT-SIGNATURE", "X-Request-Id", "Authorization", "Accept"],
+    exposedHeaders: EXPOSED_HEADERS,
+    maxAge: 600,
+  });
+  await registerOpenApi(app, config);
+
+  const tokenSecret =
+    config.accessTokenSecret ?? (await persistentSetting(db.kysely, "access_token_secret", randomSecret));
+  const orders = new OrderService(db.kysely, catalog, config.baseUrl, tokenSecret);
+  const requireAdmin = adminGuard(config.adminToken);
+
+  const services: Services = { config, db, catalog, orders, metrics, routes };
+  app.decorate("services", services);
+
+  opsRoutes(app, { db, metrics });
+  catalogRoutes(app, { catalog, config });
+  orderRoutes(app, { orders, catalog, requireAdmin, baseUrl: config.baseUrl });
+
+  await app.ready();
+  return app;
+}

@@ -1,0 +1,120 @@
+import { z } from "zod";
+import type { Config } from "../config.js";
+import { problemSchema } from "../http/problem.js";
+import type { App } from "../http/types.js";
+import { CLIENT_COMPAT, requirementRecord, x402Rails } from "../payments/x402/rails.js";
+import type { Catalog, Product } from "./service.js";
+
+export const productRecordSchema = z.object({
+  sku: z.string(),
+  name: z.string(),
+  amount_cents: z.number().int(),
+  amount_usd: z.string(),
+  kind: z.enum(["license", "service", "support", "olympiad"]),
+  blurb: z.string(),
+  aliases: z.array(z.string()),
+  human_stripe: z.string().optional(),
+  agent_buy: z.string(),
+  access: z.string().optional(),
+  sponsor: z.string().optional(),
+  olympiad: z.string().optional(),
+});
+
+const requirementSchema = z.object({
+  scheme: z.literal("exact"),
+  network: z.string(),
+  asset: z.string(),
+  payTo: z.string().nullable(),
+  decimals: z.number().int(),
+  chain: z.enum(["solana", "base"]),
+  configured: z.boolean(),
+});
+
+const catalogEnvelope = {
+  protocol: z.literal("x402"),
+  rail: z.literal("agent"),
+  configured: z.boolean(),
+  payment_header: z.literal("X-PAYMENT"),
+  payment_headers: z.array(z.string()),
+  payment: requirementSchema,
+  payment_rails: z.array(requirementSchema),
+  client_compat: z.string(),
+  aliases: z.record(z.string(), z.string()),
+  retired: z.record(z.string(), z.string()),
+};
+
+export const catalogResponseSchema = z.object({
+  ...catalogEnvelope,
+  count: z.number().int(),
+  products: z.array(productRecordSchema),
+});
+
+export const singleProductResponseSchema = z.object({ ...catalogEnvelope, product: productRecordSchema });
+
+export const SPONSOR_NAME = "Lab Phi";
+
+/** The spec's product record for one product. */
+export function productRecord(product: Product, config: Config): z.infer<typeof productRecordSchema> {
+  const record: z.infer<typeof productRecordSchema> = {
+    sku: product.sku,
+    name: product.name,
+    amount_cents: product.amountCents,
+    amount_usd: product.amountUsd,
+    kind: product.kind,
+    blurb: product.blurb,
+    aliases: product.aliases,
+    agent_buy: "POST /api/x402-products",
+  };
+  const link = config.paymentLinks[product.sku];
+  if (link) record.human_stripe = link;
+  if (product.kind === "olympiad") {
+    record.access = `${config.baseUrl}/api/olympiad?view=entry`;
+    record.sponsor = SPONSOR_NAME;
+    record.olympiad = `${config.baseUrl}/olympiad.json`;
+  }
+  return record;
+}
+
+/** Everything the catalog says about payment, shared by the list and single-product answers. */
+export function catalogEnvelopeFor(config: Config, catalog: Catalog) {
+  const rails = x402Rails(config).map(requirementRecord);
+  return {
+    protocol: "x402" as const,
+    rail: "agent" as const,
+    configured: rails.some((r) => r.configured),
+    payment_header: "X-PAYMENT" as const,
+    payment_headers: ["X-PAYMENT", "PAYMENT-SIGNATURE"],
+    payment: rails[0] as (typeof rails)[number],
+    payment_rails: rails,
+    client_compat: CLIENT_COMPAT,
+    aliases: catalog.aliasTable(),
+    retired: catalog.retiredTable(),
+  };
+}
+
+export function catalogRoutes(app: App, deps: { catalog: Catalog; config: Config }) {
+  const { catalog, config } = deps;
+  app.get(
+    "/api/x402-products",
+    {
+      schema: {
+        summary: "Product catalog with x402 payment requirements (one product with ?sku=, sku or alias)",
+        tags: ["catalog"],
+        querystring: z.object({ sku: z.string().min(1).max(100).optional() }),
+        response: {
+          200: z.union([catalogResponseSchema, singleProductResponseSchema]),
+          404: problemSchema,
+          410: problemSchema,
+        },
+      },
+    },
+    async (request) => {
+      const envelope = catalogEnvelopeFor(config, catalog);
+      if (request.query.sku !== undefined) {
+        return { ...envelope, product: productRecord(catalog.resolve(request.query.sku), config) };
+      }
+      const products = catalog.list().map((p) => productRecord(p, config));
+      return { ...envelope, count: products.length, products };
+    },
+  );
+}

@@ -1,0 +1,9 @@
+/**
+ * Versioned migrations, applied in name order at start-up. Add a file, then a line here.
+ * Never edit a migration that has shipped: add a new one.
+ */
+import * as m0001 from "./0001_foundation.js";
+
+export const migrations = {
+  "0001_foundation": m0001,
+};

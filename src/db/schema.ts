@@ -1,0 +1,8 @@
+/**
+ * The database schema as Kysely sees it: the union of every domain's tables.
+ * Each domain declares its own tables next to its store; this file only joins them.
+ */
+import type { OrderTables } from "../orders/tables.js";
+import type { SettingsTables } from "./settings.js";
+
+export interface Database extends SettingsTables, OrderTables {}

@@ -1,0 +1,99 @@
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { hasZodFastifySchemaValidationErrors } from "fastify-type-provider-zod";
+import { PROBLEM_CONTENT_TYPE, Problem } from "./problem.js";
+import type { RouteTable } from "./route-table.js";
+
+const FASTIFY_CODES: Record<string, { status: number; code: string; detail: string }> = {
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: {
+    status: 415,
+    code: "unsupported_media_type",
+    detail: "This content type is not accepted here; send application/json.",
+  },
+  FST_ERR_CTP_BODY_TOO_LARGE: {
+    status: 413,
+    code: "body_too_large",
+    detail: "The request body exceeds the size limit.",
+  },
+  FST_ERR_CTP_EMPTY_JSON_BODY: {
+    status: 400,
+    code: "empty_json_body",
+    detail: "The content type says JSON but the body is empty.",
+  },
+  FST_ERR_CTP_INVALID_JSON_BODY: { status: 400, code: "malformed_json", detail: "The body is not valid JSON." },
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: {
+    status: 400,
+    code: "bad_content_length",
+    detail: "Content-Length does not match the body.",
+  },
+  FST_ERR_CTP_INVALID_TYPE: { status: 415, code: "unsupported_media_type", detail: "The content type is not valid." },
+  FST_ERR_BAD_URL: { status: 400, code: "bad_url", detail: "The request URL is malformed." },
+  FST_ERR_ASYNC_CONSTRAINT: { status: 400, code: "bad_request", detail: "The request could not be routed." },
+};
+
+export function sendProblem(reply: FastifyReply, request: FastifyRequest, problem: Problem): FastifyReply {
+  for (const [k, v] of Object.entries(problem.headers)) reply.header(k, v);
+  return reply
+    .code(problem.status)
+    .type(PROBLEM_CONTENT_TYPE)
+    .serializer((payload: unknown) => JSON.stringify(payload))
+    .send(problem.body(request.url.split("?")[0]));
+}
+
+/** Turns any thrown error into an RFC 9457 problem. Unknown errors become a logged 500. */
+export function toProblem(err: FastifyError | Error): Problem {
+  if (err instanceof Problem) return err;
+  const fe = err as FastifyError;
+  if (hasZodFastifySchemaValidationErrors(fe)) {
+    const issues = fe.validation.map((v) => ({
+      in: fe.validationContext ?? "body",
+      path: v.instancePath || "/",
+      message: v.message ?? "invalid",
+    }));
+    const first = issues[0];
+    const where = first ? `${first.in}${first.path === "/" ? "" : first.path}` : "request";
+    return new Problem(400, "validation_failed", `Invalid ${where}: ${first?.message ?? "invalid value"}.`, {
+      errors: issues,
+    });
+  }
+  if (fe.validation) {
+    return new Problem(400, "validation_failed", fe.message, { errors: fe.validation });
+  }
+  const known = fe.code ? FASTIFY_CODES[fe.code] : undefined;
+  if (known) return new Problem(known.status, known.code, known.detail);
+  if (err instanceof SyntaxError || fe.code === "FST_ERR_CTP_INVALID_JSON_BODY") {
+    return new Problem(400, "malformed_json", "The body is not valid JSON.");
+  }
+  const status = fe.statusCode ?? 500;
+  if (status >= 400 && status < 500) {
+    return new Problem(status, "bad_request", fe.message || "The request is not valid.");
+  }
+  return new Problem(500, "internal_error", "An unexpected error occurred; it has been logged.");
+}
+
+export function registerErrorHandling(app: FastifyInstance, routes: RouteTable): void {
+  app.setErrorHandler((err: FastifyError, request, reply) => {
+    const problem = toProblem(err);
+    if (problem.status >= 500 && !(err instanceof Problem)) {
+      request.log.error({ err }, "unhandled error");
+    }
+    return sendProblem(reply, request, problem);
+  });
+
+  app.setNotFoundHandler((request, reply) => {
+    const allowed = routes.allowedMethods(request.url);
+    if (allowed.length > 0) {
+      return sendProblem(
+        reply,
+        request,
+        new Problem(
+          405,
+          "method_not_allowed",
+          `${request.method} is not allowed on this path; allowed: ${allowed.join(", ")}.`,
+          { allow: allowed },
+          { Allow: allowed.join(", ") },
+        ),
+      );
+    }
+    return sendProblem(reply, request, new Problem(404, "not_found", `No resource at ${request.url.split("?")[0]}.`));
+  });
+}

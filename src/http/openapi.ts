@@ -1,0 +1,38 @@
+import fastifySwagger from "@fastify/swagger";
+import { jsonSchemaTransform, jsonSchemaTransformObject } from "fastify-type-provider-zod";
+import type { Config } from "../config.js";
+import { VERSIONS } from "../versions.js";
+import type { App } from "./types.js";
+
+/**
+ * OpenAPI 3.1 generated from the routes' own zod schemas. Registered before any
+ * route so every route is collected; served by discovery as /openapi.yaml and /openapi.json.
+ */
+export async function registerOpenApi(app: App, config: Config): Promise<void> {
+  await app.register(fastifySwagger, {
+    openapi: {
+      openapi: "3.1.0",
+      info: {
+        title: "Lab Phi",
+        version: VERSIONS.api,
+        description:
+          "Sell to AI agents (x402, USDC on Base and Solana) and humans (Stripe) side by side; a lossless codec engine; metered suite jobs; the agent olympiad. Errors are RFC 9457 problem details with a stable `code`.",
+      },
+      servers: [{ url: config.baseUrl }],
+      components: {
+        securitySchemes: {
+          x402Payment: {
+            type: "apiKey",
+            in: "header",
+            name: "X-PAYMENT",
+            description:
+              "x402 payment proof (base64 JSON payload, v1 or v2). PAYMENT-SIGNATURE (v2) is accepted too. Optional on the first call, which answers 402 with the requirements.",
+          },
+          adminBearer: { type: "http", scheme: "bearer", description: "Operator token (ADMIN_TOKEN)." },
+        },
+      },
+    },
+    transform: jsonSchemaTransform,
+    transformObject: jsonSchemaTransformObject,
+  });
+}

@@ -1,0 +1,82 @@
+import type { Kysely, Transaction } from "kysely";
+import type { Database } from "../db/schema.js";
+import type { OrderRow } from "./tables.js";
+
+export type Executor = Kysely<Database> | Transaction<Database>;
+
+/** Data access for orders and the audit log. No rules here, only queries. */
+export const orderStore = {
+  /** Inserts unless the proof key exists; returns true when this call created the row. */
+  async insertIfAbsent(db: Executor, row: OrderRow): Promise<boolean> {
+    const result = await db
+      .insertInto("orders")
+      .values(row)
+      .onConflict((oc) => oc.column("proof_key").doNothing())
+      .executeTakeFirst();
+    return Number(result.numInsertedOrUpdatedRows ?? 0n) === 1;
+  },
+
+  byProofKey(db: Executor, proofKey: string): Promise<OrderRow | undefined> {
+    return db.selectFrom("orders").selectAll().where("proof_key", "=", proofKey).executeTakeFirst();
+  },
+
+  byId(db: Executor, id: string): Promise<OrderRow | undefined> {
+    return db.selectFrom("orders").selectAll().where("id", "=", id).executeTakeFirst();
+  },
+
+  byTokenHash(db: Executor, hash: string): Promise<OrderRow | undefined> {
+    return db.selectFrom("orders").selectAll().where("access_token_hash", "=", hash).executeTakeFirst();
+  },
+
+  byLicenseKey(db: Executor, key: string): Promise<OrderRow | undefined> {
+    return db.selectFrom("orders").selectAll().where("license_key", "=", key).executeTakeFirst();
+  },
+
+  /** Conditional status change: only from `from`, so concurrent operators cannot both win. */
+  async setStatus(
+    db: Executor,
+    id: string,
+    from: OrderRow["status"][],
+    to: OrderRow["status"],
+    reason: string,
+    at: string,
+  ): Promise<boolean> {
+    const result = await db
+      .updateTable("orders")
+      .set({ status: to, updated_at: at, revoked_at: at, revoke_reason: reason })
+      .where("id", "=", id)
+      .where("status", "in", from)
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows) === 1;
+  },
+
+  async list(
+    db: Executor,
+    q: { limit: number; offset: number; sku?: string; status?: string; rail?: string; search?: string },
+  ): Promise<{ total: number; items: OrderRow[] }> {
+    let query = db.selectFrom("orders");
+    if (q.sku) query = query.where("sku", "=", q.sku);
+    if (q.status) query = query.where("status", "=", q.status as OrderRow["status"]);
+    if (q.rail) query = query.where("rail", "=", q.rail);
+    if (q.search) {
+      const like = `%${q.search.toLowerCase()}%`;
+      query = query.where((eb) =>
+        eb.or([
+          eb(eb.fn("lower", ["email"]), "like", like),
+          eb(eb.fn("lower", ["id"]), "like", like),
+          eb(eb.fn("lower", ["agent_id"]), "like", like),
+          eb(eb.fn("lower", ["transaction_ref"]), "like", like),
+        ]),
+      );
+    }
+    const total = await query.select((eb) => eb.fn.countAll<number | string>().as("n")).executeTakeFirstOrThrow();
+    const items = await query
+      .selectAll()
+      .orderBy("created_at", "desc")
+      .orderBy("id")
+      .limit(q.limit)
+      .offset(q.offset)
+      .execute();
+    return { total: Number(total.n), items };
+  },
+};

@@ -1,0 +1,11 @@
+/** Version strings, from the spec's Versioning section. One place; every document reads them here. */
+export const VERSIONS = {
+  api: "1.5.0",
+  discovery: "1.10.0",
+  olympiad: "1.0.0",
+  webCodec: "2.1.0-creator-cloak",
+  engine: "1.4.0-barrel-cone",
+  payments: "1.0.0",
+  standings: "1.2.2",
+  suitePricingModel: "freemium_suite_v4_undercut",
+} as const;
