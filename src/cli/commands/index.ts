@@ -1,0 +1,5 @@
+import type { Command } from "../command.js";
+import { serveCommand } from "./serve.js";
+
+/** Every CLI command. Add a file in this folder, then a line here. */
+export const COMMANDS: Command[] = [serveCommand];
