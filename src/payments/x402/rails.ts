@@ -68,3 +68,24 @@ export function requirementRecord(rail: X402Rail) {
 
 export const CLIENT_COMPAT =
   "x402 scheme exact. Solana: a serialized SPL TransferChecked transaction (partially signed for our fee payer, or fully signed). Base: an EIP-3009 transferWithAuthorization signature (x402 exact), or the hash of a confirmed USDC transfer to payTo. Send it in PAYMENT-SIGNATURE (v2) or X-PAYMENT (v1/v2). Amounts are atomic units (6 decimals). Stock x402 v2 clients cap a payment at $1 unless their operator raises the cap.";
+
+/** EIP-712 domain of USDC on Base mainnet (`name()`/`version()`; Base Sepolia says "USDC", which never verifies on mainnet). */
+export const BASE_USDC_EIP712 = { name: "USD Coin", version: "2" } as const;
+
+/** v1 network names, CAIP-2 ids and the spec's names that identify each rail inbound. */
+export const SOLANA_NETWORK_NAMES = ["solana-mainnet-beta", "solana", SOLANA_MAINNET_CAIP2] as const;
+export function baseNetworkNames(chainId: number): string[] {
+  return chainId === 8453 ? ["eip155:8453", "base"] : [`eip155:${chainId}`];
+}
+
+/** How long a client's authorization may live (seconds), advertised as maxTimeoutSeconds. */
+export const MAX_TIMEOUT_SECONDS = 300;
+
+/** Header names of the x402 HTTP transport (both versions). */
+export const X402_HEADERS = {
+  paymentV2: "PAYMENT-SIGNATURE",
+  paymentV1: "X-PAYMENT",
+  required: "PAYMENT-REQUIRED",
+  responseV2: "PAYMENT-RESPONSE",
+  responseV1: "X-PAYMENT-RESPONSE",
+} as const;

@@ -1,0 +1,104 @@
+import { getBase58Decoder, getBase58Encoder } from "@solana/kit";
+import type { Product } from "../../catalog/service.js";
+import type { Config } from "../../config.js";
+import { BASE_USDC_EIP712, centsToAtomic, MAX_TIMEOUT_SECONDS, type X402Rail, x402Rails } from "./rails.js";
+
+/**
+ * Payment requirements (one per configured rail) for a product, in the two shapes
+ * x402 uses: the spec/v1 `accepts[]` entry of the 402 body and the v2 requirements
+ * carried base64 in PAYMENT-REQUIRED. Pure: derived from config + catalog only.
+ */
+
+/** The spec / v1 `accepts[]` entry. */
+export interface AcceptEntry {
+  scheme: "exact";
+  network: string;
+  maxAmountRequired: string;
+  amount: string;
+  asset: string;
+  payTo: string;
+  resource: string;
+  description: string;
+  mimeType: string;
+  maxTimeoutSeconds: number;
+  extra: Record<string, string>;
+  decimals: number;
+  chain: "solana" | "base";
+  outputSchema?: Record<string, unknown>;
+}
+
+/** The v2 PaymentRequirements (no extra keys beyond the x402 schema). */
+export interface V2Requirements {
+  scheme: "exact";
+  network: `${string}:${string}`;
+  amount: string;
+  asset: string;
+  payTo: string;
+  maxTimeoutSeconds: number;
+  extra: Record<string, string>;
+}
+
+/** The Solana fee payer's address derived from X402_SVM_FEE_PAYER_KEY (64-byte secret: seed ‖ public key). */
+export function feePayerAddress(secretBase58: string | undefined): string | undefined {
+  if (!secretBase58) return undefined;
+  const bytes = getBase58Encoder().encode(secretBase58);
+  if (bytes.length !== 64) return undefined;
+  return getBase58Decoder().decode(bytes.slice(32));
+}
+
+/** `extra` of a rail's requirement. `feePayer` may come from a hosted facilitator's /supported. */
+export function railExtra(rail: X402Rail, feePayer: string | undefined): Record<string, string> {
+  if (rail.chain === "base") return { ...BASE_USDC_EIP712 };
+  return feePayer ? { feePayer } : {};
+}
+
+export interface RequirementContext {
+  config: Config;
+  /** Solana fee payer (in-process key or the hosted facilitator's). */
+  feePayer: string | undefined;
+  resource: string;
+}
+
+/** The configured rails only (a rail is configured when its pay-to address is set). */
+export function configuredRails(config: Config): (X402Rail & { payTo: string })[] {
+  return x402Rails(config).filter((r): r is X402Rail & { payTo: string } => r.payTo !== undefined);
+}
+
+export function acceptEntry(
+  rail: X402Rail & { payTo: string },
+  product: Product,
+  ctx: RequirementContext,
+): AcceptEntry {
+  const amount = centsToAtomic(product.amountCents);
+  return {
+    scheme: "exact",
+    network: rail.network,
+    maxAmountRequired: amount,
+    amount,
+    asset: rail.asset,
+    payTo: rail.payTo,
+    resource: ctx.resource,
+    description: `${product.name} (${product.sku}): ${product.grants}. Price ${product.amountUsd} USD = ${amount} atomic USDC units (6 decimals).`,
+    mimeType: "application/json",
+    maxTimeoutSeconds: MAX_TIMEOUT_SECONDS,
+    extra: railExtra(rail, ctx.feePayer),
+    decimals: rail.decimals,
+    chain: rail.chain,
+  };
+}
+
+export function v2Requirements(
+  rail: X402Rail & { payTo: string },
+  amount: string,
+  feePayer: string | undefined,
+): V2Requirements {
+  return {
+    scheme: "exact",
+    network: rail.caip2 as `${string}:${string}`,
+    amount,
+    asset: rail.asset,
+    payTo: rail.payTo,
+    maxTimeoutSeconds: MAX_TIMEOUT_SECONDS,
+    extra: railExtra(rail, feePayer),
+  };
+}
