@@ -3,6 +3,8 @@
  * Each domain declares its own tables next to its store; this file only joins them.
  */
 import type { OrderTables } from "../orders/tables.js";
+import type { CardTables } from "../payments/card/tables.js";
+import type { ClaimTables } from "../payments/manual/tables.js";
 import type { SettingsTables } from "./settings.js";
 
-export interface Database extends SettingsTables, OrderTables {}
+export interface Database extends SettingsTables, OrderTables, CardTables, ClaimTables {}
