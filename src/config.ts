@@ -86,8 +86,12 @@ const envSchema = z.object({
   X402_TX_MAX_AGE_SECONDS: intIn(60, 30 * 24 * 3600, 24 * 3600),
 
   // card rails (Stripe)
-  STRIPE_SECRET_KEY: optionalString,
-  STRIPE_WEBHOOK_SECRET: optionalString,
+  STRIPE_SECRET_KEY: optionalString.refine((v) => v === undefined || /^(sk|rk)_(test|live)_[A-Za-z0-9]+$/.test(v), {
+    message: "must be a Stripe secret or restricted key (sk_test_…, sk_live_…, rk_…)",
+  }),
+  STRIPE_WEBHOOK_SECRET: optionalString.refine((v) => v === undefined || /^whsec_[A-Za-z0-9+/=_-]+$/.test(v), {
+    message: "must be a Stripe webhook signing secret (whsec_…)",
+  }),
   STRIPE_API_BASE: url("Stripe API host, e.g. http://127.0.0.1:12111"),
   STRIPE_PAYMENT_METHODS: optionalString,
 });
@@ -126,6 +130,8 @@ export interface Config {
   };
   /** Static hosted payment links, keyed by canonical sku (from PAYMENT_LINK_<SKU>). */
   paymentLinks: Record<string, string>;
+  /** Stripe payment link ids (plink_…) keyed by canonical sku (from PAYMENT_LINK_ID_<SKU>): matches link purchases in webhooks. */
+  paymentLinkIds: Record<string, string>;
 }
 
 export class ConfigError extends Error {
@@ -139,6 +145,7 @@ export class ConfigError extends Error {
 }
 
 const PAYMENT_LINK_PREFIX = "PAYMENT_LINK_";
+const PAYMENT_LINK_ID_PREFIX = "PAYMENT_LINK_ID_";
 
 /** PAYMENT_LINK_ZRW_PRO → zrw-pro */
 export function paymentLinkSku(envName: string): string {
@@ -154,8 +161,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   const e = parsed.data;
   const paymentLinks: Record<string, string> = {};
+  const paymentLinkIds: Record<string, string> = {};
   for (const [name, value] of Object.entries(env)) {
     if (!name.startsWith(PAYMENT_LINK_PREFIX) || value === undefined || value.trim() === "") continue;
+    if (name.startsWith(PAYMENT_LINK_ID_PREFIX)) {
+      if (!/^plink_[A-Za-z0-9]+$/.test(value.trim()))
+        throw new ConfigError(name, "must be a Stripe payment link id (plink_…)");
+      paymentLinkIds[name.slice(PAYMENT_LINK_ID_PREFIX.length).toLowerCase().replace(/_/g, "-")] = value.trim();
+      continue;
+    }
     if (!/^https:\/\/[^\s]+$/i.test(value.trim())) {
       throw new ConfigError(name, "must be an https URL of a hosted payment link");
     }
@@ -198,6 +212,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       paymentMethods: e.STRIPE_PAYMENT_METHODS?.split(","),
     },
     paymentLinks,
+    paymentLinkIds,
   };
 }
 
