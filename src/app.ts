@@ -8,7 +8,7 @@ import type { Config } from "./config.js";
 import type { Db } from "./db/database.js";
 import { persistentSetting, randomSecret } from "./db/settings.js";
 import { adminGuard } from "./http/admin-auth.js";
-import { registerErrorHandling } from "./http/errors.js";
+import { frameworkErrors, registerErrorHandling } from "./http/errors.js";
 import { Metrics } from "./http/metrics.js";
 import { registerOpenApi } from "./http/openapi.js";
 import { RouteTable } from "./http/route-table.js";
@@ -83,6 +83,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
     return503OnClosing: true,
     forceCloseConnections: "idle",
     routerOptions: { maxParamLength: 200 },
+    frameworkErrors,
   }).withTypeProvider<ZodTypeProvider>();
 
   app.setValidatorCompiler(validatorCompiler);
@@ -102,6 +103,8 @@ export async function buildApp(options: AppOptions): Promise<App> {
     allowedHeaders: ["Content-Type", "X-PAYMENT", "PAYMENT-SIGNATURE", "X-Request-Id", "Authorization", "Accept"],
     exposedHeaders: EXPOSED_HEADERS,
     maxAge: 600,
+    // A stray OPTIONS that is not a CORS preflight gets an empty 204, not a text error.
+    strictPreflight: false,
   });
   await registerOpenApi(app, config);
 

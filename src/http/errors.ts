@@ -27,6 +27,7 @@ const FASTIFY_CODES: Record<string, { status: number; code: string; detail: stri
   },
   FST_ERR_CTP_INVALID_TYPE: { status: 415, code: "unsupported_media_type", detail: "The content type is not valid." },
   FST_ERR_BAD_URL: { status: 400, code: "bad_url", detail: "The request URL is malformed." },
+  FST_ERR_MAX_PARAM_LENGTH: { status: 414, code: "uri_too_long", detail: "A path segment of the URL is too long." },
   FST_ERR_ASYNC_CONSTRAINT: { status: 400, code: "bad_request", detail: "The request could not be routed." },
 };
 
@@ -68,6 +69,11 @@ export function toProblem(err: FastifyError | Error): Problem {
     return new Problem(status, "bad_request", fe.message || "The request is not valid.");
   }
   return new Problem(500, "internal_error", "An unexpected error occurred; it has been logged.");
+}
+
+/** Fastify's `frameworkErrors` option: router-level errors (bad URL, over-long parameter) as problems. */
+export function frameworkErrors(err: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+  sendProblem(reply, request, toProblem(err));
 }
 
 export function registerErrorHandling(app: FastifyInstance, routes: RouteTable): void {

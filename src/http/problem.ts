@@ -44,6 +44,7 @@ export const TITLES: Record<number, string> = {
   409: "Conflict",
   410: "Gone",
   413: "Content Too Large",
+  414: "URI Too Long",
   415: "Unsupported Media Type",
   422: "Unprocessable Content",
   429: "Too Many Requests",
