@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import cors from "@fastify/cors";
 import Fastify from "fastify";
 import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from "fastify-type-provider-zod";
+import { adminRoutes } from "./admin/routes.js";
 import { catalogRoutes } from "./catalog/routes.js";
 import { Catalog } from "./catalog/service.js";
 import type { Config } from "./config.js";
@@ -14,8 +15,15 @@ import { registerOpenApi } from "./http/openapi.js";
 import { RouteTable } from "./http/route-table.js";
 import type { App } from "./http/types.js";
 import { opsRoutes } from "./ops/routes.js";
+import { LicenseService, licenseRoutes } from "./orders/license-routes.js";
 import { orderRoutes } from "./orders/routes.js";
 import { OrderService } from "./orders/service.js";
+import { cardRoutes } from "./payments/card/routes.js";
+import { CardService } from "./payments/card/service.js";
+import { stripeClient } from "./payments/card/stripe.js";
+import { claimRoutes } from "./payments/manual/routes.js";
+import { ClaimService } from "./payments/manual/service.js";
+import { payPages } from "./web/pages/pay.js";
 
 export interface AppOptions {
   config: Config;
@@ -30,6 +38,8 @@ export interface Services {
   db: Db;
   catalog: Catalog;
   orders: OrderService;
+  card: CardService;
+  claims: ClaimService;
   metrics: Metrics;
   routes: RouteTable;
 }
@@ -112,13 +122,20 @@ export async function buildApp(options: AppOptions): Promise<App> {
     config.accessTokenSecret ?? (await persistentSetting(db.kysely, "access_token_secret", randomSecret));
   const orders = new OrderService(db.kysely, catalog, config.baseUrl, tokenSecret);
   const requireAdmin = adminGuard(config.adminToken);
+  const card = new CardService(db.kysely, orders, catalog, config, stripeClient(config));
+  const claims = new ClaimService(db.kysely, orders, catalog, config);
 
-  const services: Services = { config, db, catalog, orders, metrics, routes };
+  const services: Services = { config, db, catalog, orders, card, claims, metrics, routes };
   app.decorate("services", services);
 
   opsRoutes(app, { db, metrics });
   catalogRoutes(app, { catalog, config });
   orderRoutes(app, { orders, catalog, requireAdmin, baseUrl: config.baseUrl });
+  licenseRoutes(app, { licenses: new LicenseService(db.kysely, catalog) });
+  cardRoutes(app, { card });
+  claimRoutes(app, { claims });
+  adminRoutes(app, { db: db.kysely, orders, claims, card, requireAdmin });
+  payPages(app, { catalog, config, card, claims });
 
   await app.ready();
   return app;

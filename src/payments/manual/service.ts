@@ -1,0 +1,396 @@
+import { randomBytes } from "node:crypto";
+import type { Kysely } from "kysely";
+import type { Catalog } from "../../catalog/service.js";
+import { formatUsd } from "../../catalog/service.js";
+import type { Config } from "../../config.js";
+import { nowIso } from "../../db/database.js";
+import type { Database } from "../../db/schema.js";
+import { Problem } from "../../http/problem.js";
+import type { OrderService, OrderView } from "../../orders/service.js";
+import { isEmail } from "../card/service.js";
+import { CLAIM_RAILS, type ManualRailId, manualRails, WIRE_TERMS } from "./rails.js";
+import { claimStore } from "./store.js";
+import type { ClaimRow } from "./tables.js";
+
+export interface ClaimInput {
+  sku: string;
+  email: string;
+  rail: string;
+  tx?: string | null | undefined;
+  company?: string | null | undefined;
+  billing_address?: string | null | undefined;
+  currency?: string | null | undefined;
+}
+
+export interface ClaimView {
+  claim_id: string;
+  state: ClaimRow["state"];
+  rail: string;
+  sku: string;
+  email: string;
+  amount_cents: number;
+  amount_usd: string;
+  tx: string | null;
+  company: string | null;
+  billing_address: string | null;
+  currency: string | null;
+  terms: string | null;
+  order_id: string | null;
+  decided_by: string | null;
+  decided_at: string | null;
+  reason: string | null;
+  created_at: string;
+}
+
+export interface ClaimReceipt {
+  claim_id: string;
+  state: ClaimRow["state"];
+  rail: string;
+  sku: string;
+  amount_cents: number;
+  amount_usd: string;
+  tx: string | null;
+  terms: string | null;
+  pay_to: string | null;
+  network: string | null;
+  asset_hint: string | null;
+  next_steps: string[];
+  mailto: string | null;
+  status_url: string;
+}
+
+export interface Approval {
+  claim: ClaimView;
+  order: OrderView;
+  access_url: string;
+  /** false when the claim had been approved before (idempotent replay). */
+  created: boolean;
+}
+
+const TX_FORMATS: Record<string, { re: RegExp; what: string; key: (tx: string) => string }> = {
+  crypto_manual_solana: {
+    re: /^[1-9A-HJ-NP-Za-km-z]{64,88}$/,
+    what: "a base58 Solana transaction signature",
+    key: (tx) => `solana:${tx}`,
+  },
+  crypto_manual_evm: {
+    re: /^0x[0-9a-fA-F]{64}$/,
+    what: "a 0x-prefixed 32-byte transaction hash",
+    key: (tx) => `evm:${tx.toLowerCase()}`,
+  },
+  crypto_manual_btc: { re: /^[0-9a-fA-F]{64}$/, what: "a 64-hex Bitcoin txid", key: (tx) => `btc:${tx.toLowerCase()}` },
+  wire_invoice_ach: {
+    re: /^[A-Za-z0-9][A-Za-z0-9 ._/-]{2,99}$/,
+    what: "a wire/ACH remittance reference (3-100 letters, digits, space . _ / -)",
+    key: (tx) => `wire:${tx.toUpperCase().replace(/\s+/g, " ")}`,
+  },
+};
+
+/**
+ * Manual rails: a payer claims a crypto transfer (by transaction reference) or asks for a
+ * wire/ACH invoice; an operator approves (→ `OrderService.grant`, proof key `claim:<id>`),
+ * rejects or revokes. Every transition is conditional and audited.
+ */
+export class ClaimService {
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly orders: OrderService,
+    private readonly catalog: Catalog,
+    private readonly config: Config,
+  ) {}
+
+  async submit(input: ClaimInput): Promise<ClaimReceipt> {
+    if (!(CLAIM_RAILS as readonly string[]).includes(input.rail)) {
+      throw new Problem(400, "unsupported_rail", `Claims are for the manual rails, not "${input.rail}".`, {
+        rail: input.rail,
+        supported: CLAIM_RAILS,
+        hint: "Cards: POST /api/checkout. Agents: POST /api/x402-products.",
+      });
+    }
+    const rail = manualRails(this.config).find((r) => r.id === input.rail);
+    if (!rail?.configured) {
+      throw new Problem(503, "rail_unconfigured", `The rail ${input.rail} is not configured on this server.`, {
+        rail: input.rail,
+      });
+    }
+    const email = input.email.trim();
+    if (!isEmail(email)) throw new Problem(400, "invalid_email", "email must be a valid e-mail address.");
+    const product = this.catalog.resolve(input.sku);
+    const wire = rail.id === "wire_invoice_ach";
+
+    const tx = input.tx?.trim() || null;
+    const format = TX_FORMATS[rail.id];
+    if (!format) throw new Error(`no tx format for ${rail.id}`);
+    if (!tx && !wire) {
+      throw new Problem(400, "tx_required", `Claims on ${rail.id} need tx: ${format.what}.`);
+    }
+    if (tx && !format.re.test(tx)) throw new Problem(400, "invalid_tx", `tx must be ${format.what}.`);
+
+    let company: string | null = null;
+    let billing: string | null = null;
+    let currency: string | null = null;
+    if (wire) {
+      company = input.company?.trim() || null;
+      billing = input.billing_address?.trim() || null;
+      if (!company) throw new Problem(400, "company_required", "A wire invoice needs the company's legal name.");
+      if (!billing) throw new Problem(400, "billing_address_required", "A wire invoice needs a billing address.");
+      currency = (input.currency?.trim() || "usd").toLowerCase();
+      if (!/^[a-z]{3}$/.test(currency)) {
+        throw new Problem(400, "invalid_currency", "currency must be a three-letter ISO 4217 code, e.g. USD or EUR.");
+      }
+    }
+
+    const txKey = tx ? format.key(tx) : null;
+    if (tx && !wire) {
+      const used = await claimStore.orderWithTransaction(this.db, [...new Set([tx, tx.toLowerCase()])]);
+      if (used) {
+        throw new Problem(409, "tx_already_used", "This transaction already paid for an order.", { tx });
+      }
+    }
+    const at = nowIso();
+    const row: ClaimRow = {
+      id: `clm_${randomBytes(16).toString("base64url")}`,
+      rail: rail.id,
+      sku: product.sku,
+      email,
+      amount_cents: product.amountCents,
+      tx_ref: tx,
+      tx_key: txKey,
+      company,
+      billing_address: billing,
+      currency,
+      terms: wire ? WIRE_TERMS : null,
+      state: "submitted",
+      order_id: null,
+      decided_by: null,
+      decided_at: null,
+      reason: null,
+      created_at: at,
+      updated_at: at,
+    };
+    const fresh = await this.db.transaction().execute(async (trx) => {
+      const inserted = await claimStore.insertIfAbsent(trx, row);
+      if (inserted) {
+        await this.orders.audit(
+          `buyer:${email}`,
+          "claim.submitted",
+          row.id,
+          { rail: rail.id, sku: product.sku, tx },
+          trx,
+        );
+      }
+      return inserted;
+    });
+    if (!fresh) {
+      throw new Problem(409, "tx_already_claimed", "This transaction reference has already been claimed.", { tx });
+    }
+    return this.receipt(row);
+  }
+
+  private receipt(row: ClaimRow): ClaimReceipt {
+    const rail = manualRails(this.config).find((r) => r.id === row.rail);
+    const usd = formatUsd(row.amount_cents);
+    const steps =
+      row.rail === "wire_invoice_ach"
+        ? [
+            `We issue an invoice for $${usd} (${row.sku}) to ${row.company}, payable in ${row.currency?.toUpperCase()} on ${WIRE_TERMS} terms.`,
+            `Pay it by wire or ACH quoting the claim id ${row.id}.`,
+            "An operator approves the claim and you receive the access URL (also at status_url).",
+          ]
+        : [
+            row.tx_ref
+              ? `Your transfer ${row.tx_ref} is recorded. It must be the exact USD-equivalent of $${usd} to ${rail?.pay_to ?? "the published address"}.`
+              : `Send the exact USD-equivalent of $${usd} to ${rail?.pay_to ?? "the published address"}.`,
+            "An operator checks the transfer and approves the claim; you then receive the access URL (also at status_url).",
+            `Questions: reply with the claim id ${row.id}.`,
+          ];
+    const contact = this.config.contactEmail;
+    const mailto = contact
+      ? `mailto:${contact}?subject=${encodeURIComponent(`Claim ${row.id} (${row.sku})`)}&body=${encodeURIComponent(
+          `claim_id: ${row.id}\nsku: ${row.sku}\nrail: ${row.rail}\n${row.tx_ref ? `tx: ${row.tx_ref}\n` : ""}${
+            row.company
+              ? `company: ${row.company}\nbilling_address: ${row.billing_address}\ncurrency: ${row.currency}\n`
+              : ""
+          }`,
+        )}`
+      : null;
+    return {
+      claim_id: row.id,
+      state: row.state,
+      rail: row.rail,
+      sku: row.sku,
+      amount_cents: row.amount_cents,
+      amount_usd: usd,
+      tx: row.tx_ref,
+      terms: row.terms,
+      pay_to: rail?.pay_to ?? null,
+      network: rail?.network ?? null,
+      asset_hint: rail?.asset_hint ?? null,
+      next_steps: steps,
+      mailto,
+      status_url: `${this.config.baseUrl}/api/claims/${row.id}`,
+    };
+  }
+
+  view(row: ClaimRow): ClaimView {
+    return {
+      claim_id: row.id,
+      state: row.state,
+      rail: row.rail,
+      sku: row.sku,
+      email: row.email,
+      amount_cents: row.amount_cents,
+      amount_usd: formatUsd(row.amount_cents),
+      tx: row.tx_ref,
+      company: row.company,
+      billing_address: row.billing_address,
+      currency: row.currency,
+      terms: row.terms,
+      order_id: row.order_id,
+      decided_by: row.decided_by,
+      decided_at: row.decided_at,
+      reason: row.reason,
+      created_at: row.created_at,
+    };
+  }
+
+  async get(id: string): Promise<ClaimRow> {
+    const row = await claimStore.byId(this.db, id);
+    if (!row) throw new Problem(404, "claim_not_found", `No claim ${id}.`);
+    return row;
+  }
+
+  /** The buyer's view (by claim id): state, and the access URL once approved. */
+  async publicStatus(id: string) {
+    const row = await this.get(id);
+    const receipt = this.receipt(row);
+    let accessUrl: string | null = null;
+    let orderStatus: string | null = null;
+    if (row.order_id) {
+      const order = await this.orders.get(row.order_id);
+      orderStatus = order.status;
+      if (order.status === "active") accessUrl = this.orders.accessUrl(order.id);
+    }
+    return {
+      ...receipt,
+      order_id: row.order_id,
+      order_status: orderStatus,
+      access_url: accessUrl,
+      reason: row.state === "rejected" ? row.reason : null,
+    };
+  }
+
+  /** Approves a submitted claim: one order (proof key `claim:<id>`). Approving twice answers the same order. */
+  async approve(id: string, actor: string, note?: string | null): Promise<Approval> {
+    const at = nowIso();
+    const outcome = await this.db.transaction().execute(async (trx) => {
+      const claim = await claimStore.byId(trx, id);
+      if (!claim) throw new Problem(404, "claim_not_found", `No claim ${id}.`);
+      if (claim.state !== "submitted") return { raced: true as const };
+      const won = await claimStore.transition(trx, id, "submitted", {
+        state: "approved",
+        decided_by: actor,
+        decided_at: at,
+        reason: note ?? null,
+        updated_at: at,
+      });
+      if (!won) return { raced: true as const };
+      const granted = await this.orders.grant(
+        {
+          proofKey: `claim:${id}`,
+          sku: claim.sku,
+          rail: claim.rail,
+          amountCents: claim.amount_cents,
+          transactionRef: claim.tx_ref,
+          email: claim.email,
+          meta: { claim_id: id, company: claim.company, terms: claim.terms, approved_by: actor },
+        },
+        trx,
+      );
+      await trx.updateTable("claims").set({ order_id: granted.order.id }).where("id", "=", id).execute();
+      await this.orders.audit(actor, "claim.approved", id, { order_id: granted.order.id, note: note ?? null }, trx);
+      return { raced: false as const, orderId: granted.order.id };
+    });
+    const claim = await this.get(id);
+    if (outcome.raced && (claim.state !== "approved" || !claim.order_id)) {
+      throw new Problem(
+        409,
+        "claim_not_pending",
+        `Claim ${id} is ${claim.state}; only submitted claims can be approved.`,
+        {
+          state: claim.state,
+        },
+      );
+    }
+    const order = await this.orders.get(claim.order_id as string);
+    return {
+      claim: this.view(claim),
+      order: this.orders.view(order),
+      access_url: this.orders.accessUrl(order.id),
+      created: !outcome.raced,
+    };
+  }
+
+  /** Rejects a submitted claim (idempotent for an already rejected one). */
+  async reject(id: string, actor: string, reason: string): Promise<ClaimView> {
+    const at = nowIso();
+    await this.db.transaction().execute(async (trx) => {
+      const claim = await claimStore.byId(trx, id);
+      if (!claim) throw new Problem(404, "claim_not_found", `No claim ${id}.`);
+      if (claim.state === "rejected") return;
+      const won = await claimStore.transition(trx, id, "submitted", {
+        state: "rejected",
+        decided_by: actor,
+        decided_at: at,
+        reason,
+        updated_at: at,
+      });
+      if (won) await this.orders.audit(actor, "claim.rejected", id, { reason }, trx);
+    });
+    const claim = await this.get(id);
+    if (claim.state !== "rejected") {
+      throw new Problem(
+        409,
+        "claim_not_pending",
+        `Claim ${id} is ${claim.state}; only submitted claims can be rejected.`,
+        {
+          state: claim.state,
+        },
+      );
+    }
+    return this.view(claim);
+  }
+
+  /** Revokes an approved claim and its order's entitlement. */
+  async revoke(id: string, actor: string, reason: string): Promise<ClaimView> {
+    const claim = await this.get(id);
+    if (claim.state === "revoked") return this.view(claim);
+    if (claim.state !== "approved" || !claim.order_id) {
+      throw new Problem(
+        409,
+        "claim_not_approved",
+        `Claim ${id} is ${claim.state}; only approved claims can be revoked.`,
+        {
+          state: claim.state,
+        },
+      );
+    }
+    await this.orders.revoke(claim.order_id, actor, reason);
+    const at = nowIso();
+    const won = await claimStore.transition(this.db, id, "approved", {
+      state: "revoked",
+      decided_by: actor,
+      decided_at: at,
+      reason,
+      updated_at: at,
+    });
+    if (won) await this.orders.audit(actor, "claim.revoked", id, { reason, order_id: claim.order_id });
+    return this.view(await this.get(id));
+  }
+
+  list(q: { limit: number; offset: number; state?: string; rail?: string; search?: string }) {
+    return claimStore.list(this.db, q);
+  }
+}
+
+export type { ManualRailId };
