@@ -8,6 +8,7 @@ import { Catalog } from "./catalog/service.js";
 import type { Config } from "./config.js";
 import type { Db } from "./db/database.js";
 import { persistentSetting, randomSecret } from "./db/settings.js";
+import { discoveryRoutes } from "./discovery/routes.js";
 import { adminGuard } from "./http/admin-auth.js";
 import { frameworkErrors, registerErrorHandling } from "./http/errors.js";
 import { Metrics } from "./http/metrics.js";
@@ -23,6 +24,7 @@ import { CardService } from "./payments/card/service.js";
 import { stripeClient } from "./payments/card/stripe.js";
 import { claimRoutes } from "./payments/manual/routes.js";
 import { ClaimService } from "./payments/manual/service.js";
+import { paymentsMatrixRoutes } from "./payments/matrix/routes.js";
 import { payPages } from "./web/pages/pay.js";
 
 export interface AppOptions {
@@ -136,6 +138,8 @@ export async function buildApp(options: AppOptions): Promise<App> {
   claimRoutes(app, { claims });
   adminRoutes(app, { db: db.kysely, orders, claims, card, requireAdmin });
   payPages(app, { catalog, config, card, claims });
+  paymentsMatrixRoutes(app, { config, catalog, routes });
+  discoveryRoutes(app, { config, catalog, routes });
 
   await app.ready();
   return app;

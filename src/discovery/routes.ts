@@ -1,0 +1,142 @@
+import { createHash } from "node:crypto";
+import type { FastifyReply, FastifyRequest } from "fastify";
+import { stringify } from "yaml";
+import { z } from "zod";
+import type { Catalog } from "../catalog/service.js";
+import type { Config } from "../config.js";
+import type { RouteTable } from "../http/route-table.js";
+import type { App } from "../http/types.js";
+import { routeTableLookup } from "../payments/matrix/routes.js";
+import { buildContext, type DiscoveryContext } from "./context.js";
+import { agentDocument, agentsJsonDocument, platformDocument, welcomeDocument } from "./documents.js";
+import { ideasDocument } from "./ideas.js";
+import { enrichOpenApi } from "./openapi.js";
+import { agentSchema, agentsJsonSchema, ideasSchema, platformSchema, toysSchema, welcomeSchema } from "./schemas.js";
+import { agentsTxt, llmsFullTxt, llmsTxt } from "./text.js";
+import { toysDocument } from "./toys.js";
+
+/** How long clients and proxies may reuse a discovery document (seconds). */
+export const DISCOVERY_MAX_AGE = 300;
+
+function etagOf(payload: string): string {
+  return `"${createHash("sha256").update(payload).digest("base64url").slice(0, 32)}"`;
+}
+
+function matches(ifNoneMatch: string | undefined, etag: string): boolean {
+  if (!ifNoneMatch) return false;
+  return ifNoneMatch
+    .split(",")
+    .map((t) => t.trim().replace(/^W\//, ""))
+    .some((t) => t === etag || t === "*");
+}
+
+/** onSend hook: Cache-Control, a strong ETag of the exact bytes, and 304 for a matching If-None-Match. */
+async function cacheable(request: FastifyRequest, reply: FastifyReply, payload: unknown) {
+  if (reply.statusCode !== 200 || typeof payload !== "string") return payload;
+  const etag = etagOf(payload);
+  reply.header("ETag", etag);
+  reply.header("Cache-Control", `public, max-age=${DISCOVERY_MAX_AGE}`);
+  if (matches(request.headers["if-none-match"], etag)) {
+    reply.code(304);
+    reply.removeHeader("content-type");
+    reply.removeHeader("content-length");
+    return "";
+  }
+  return payload;
+}
+
+const text = (description: string, type: string) => ({
+  description,
+  content: { [type]: { schema: z.string() } },
+});
+
+const openApiObjectSchema = z
+  .object({ openapi: z.string(), info: z.object({ title: z.string(), version: z.string() }).catchall(z.unknown()) })
+  .catchall(z.unknown())
+  .describe("OpenAPI 3.1 document");
+
+/**
+ * The discovery documents. Each is built on first request (the app is ready by then, so the
+ * route table is complete) and kept: every input (config, catalog, routes) is fixed for the
+ * life of the process.
+ */
+export function discoveryRoutes(app: App, deps: { config: Config; catalog: Catalog; routes: RouteTable }) {
+  const hasRoute = routeTableLookup(deps.routes);
+  let ctx: DiscoveryContext | undefined;
+  const context = (): DiscoveryContext => {
+    ctx ??= buildContext({ config: deps.config, catalog: deps.catalog, routes: () => deps.routes.public(), hasRoute });
+    return ctx;
+  };
+  const memo = <T>(build: (c: DiscoveryContext) => T): (() => T) => {
+    let value: T | undefined;
+    return () => {
+      value ??= build(context());
+      return value;
+    };
+  };
+
+  const welcome = memo(welcomeDocument);
+  const agent = memo(agentDocument);
+  const platform = memo(platformDocument);
+  const agentsJson = memo(agentsJsonDocument);
+  const toys = memo(toysDocument);
+  const ideas = memo(ideasDocument);
+  const llms = memo(llmsTxt);
+  const llmsFull = memo(llmsFullTxt);
+  const agentsText = memo(agentsTxt);
+  const openapi = memo((c) => enrichOpenApi(app.swagger() as unknown as Record<string, unknown>, c));
+  const openapiYaml = memo(() => stringify(openapi(), { aliasDuplicateObjects: false, lineWidth: 0 }));
+
+  const tags = ["discovery"];
+  // Each builder's return type is inferred from its schema (schemas.ts); the serializer checks it again at run time.
+  const json = (path: string, summary: string, schema: z.ZodType, build: () => unknown) => {
+    app.get(path, { schema: { summary, tags, response: { 200: schema } }, onSend: cacheable }, async () => build());
+  };
+
+  json("/api/welcome", "Orientation for both surfaces: where humans and agents start", welcomeSchema, welcome);
+  json(
+    "/api/agent",
+    "Agent discovery (source of truth): platform map, rails, catalog, buy examples",
+    agentSchema,
+    agent,
+  );
+  json("/platform.json", "Platform map: surfaces, modules and discovery URLs", platformSchema, platform);
+  json(
+    "/agents.json",
+    "SKUs with both x402 rails' requirements, headers, flow steps and caps",
+    agentsJsonSchema,
+    agentsJson,
+  );
+  json("/toys.json", "Toy store (aisles fun, theory, artifact, history); free, not commercial SKUs", toysSchema, toys);
+  json("/ideas.json", "Idea lab: ideas and whether this deployment serves them yet", ideasSchema, ideas);
+
+  const plain = (path: string, summary: string, type: string, build: () => string) => {
+    app.get(
+      path,
+      { schema: { summary, tags, response: { 200: text(summary, type) } }, onSend: cacheable },
+      async (_request, reply) => reply.type(`${type}; charset=utf-8`).send(build()),
+    );
+  };
+  plain("/llms.txt", "llms.txt: short index for language models (llmstxt.org)", "text/markdown", llms);
+  plain("/llms-full.txt", "llms-full.txt: every product, price and flow in one text", "text/markdown", llmsFull);
+  plain("/agents.txt", "agents.txt: plain-text twin of agents.json", "text/plain", agentsText);
+  plain(
+    "/openapi.yaml",
+    "OpenAPI 3.1 description (YAML), generated from the route schemas",
+    "application/yaml",
+    openapiYaml,
+  );
+
+  app.get(
+    "/openapi.json",
+    {
+      schema: {
+        summary: "OpenAPI 3.1 description (JSON), generated from the route schemas",
+        tags,
+        response: { 200: openApiObjectSchema },
+      },
+      onSend: cacheable,
+    },
+    async () => openapi() as z.infer<typeof openApiObjectSchema>,
+  );
+}

@@ -1,0 +1,103 @@
+import { compileErrors, validate } from "@readme/openapi-parser";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { parse } from "yaml";
+import { VERSIONS } from "../../src/versions.js";
+import { type TestApp, testApp } from "../support/app.js";
+
+type OpenApi = {
+  openapi: string;
+  info: { version: string };
+  paths: Record<string, Record<string, Record<string, unknown>>>;
+  "x-discovery"?: Record<string, string>;
+};
+
+const HTTP_METHODS = new Set(["get", "put", "post", "delete", "options", "head", "patch", "trace"]);
+
+/** Fastify `/access/:token` → OpenAPI `/access/{token}`. */
+function openApiPath(url: string): string {
+  return url.replace(/:([A-Za-z0-9_]+)/g, "{$1}");
+}
+
+describe("OpenAPI description", () => {
+  let t: TestApp;
+  let yamlBody: string;
+  let doc: OpenApi;
+
+  beforeAll(async () => {
+    t = await testApp("sqlite", { PAY_TO_BASE: "0x1111111111111111111111111111111111111111" });
+    const res = await t.app.inject({ method: "GET", url: "/openapi.yaml" });
+    expect(res.statusCode).toBe(200);
+    expect(res.headers["content-type"]).toMatch(/^application\/yaml/);
+    yamlBody = res.body;
+    doc = parse(yamlBody) as OpenApi;
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  it("is a valid OpenAPI 3.1 document (standard validator)", async () => {
+    expect(doc.openapi).toBe("3.1.0");
+    expect(doc.info.version).toBe(VERSIONS.api);
+    const result = await validate(structuredClone(doc) as never);
+    if (!result.valid) throw new Error(compileErrors(result));
+    expect(result.specification).toBe("OpenAPI");
+  });
+
+  it("documents exactly the registered public routes (paths and methods)", () => {
+    const documented = new Set<string>();
+    for (const [path, item] of Object.entries(doc.paths)) {
+      for (const method of Object.keys(item)) {
+        if (HTTP_METHODS.has(method)) documented.add(`${method.toUpperCase()} ${path}`);
+      }
+    }
+    const registered = new Set(t.app.services.routes.public().map((r) => `${r.method} ${openApiPath(r.url)}`));
+    expect([...documented].sort()).toEqual([...registered].sort());
+    // the discovery routes themselves are part of it
+    for (const p of ["/openapi.yaml", "/openapi.json", "/llms.txt", "/api/payments", "/api/agent", "/toys.json"]) {
+      expect(registered.has(`GET ${p}`)).toBe(true);
+    }
+  });
+
+  it("every operation has a summary, tags and at least one response", () => {
+    for (const [path, item] of Object.entries(doc.paths)) {
+      for (const [method, op] of Object.entries(item)) {
+        if (!HTTP_METHODS.has(method)) continue;
+        expect(op.summary, `${method} ${path}`).toEqual(expect.any(String));
+        expect(op.tags, `${method} ${path}`).toEqual(expect.any(Array));
+        expect(Object.keys(op.responses as object).length, `${method} ${path}`).toBeGreaterThan(0);
+      }
+    }
+  });
+
+  it("the JSON twin is the same document, and both link the other discovery documents", async () => {
+    const res = await t.app.inject({ method: "GET", url: "/openapi.json" });
+    expect(res.statusCode).toBe(200);
+    expect(res.headers["content-type"]).toMatch(/^application\/json/);
+    expect(res.json()).toEqual(doc);
+    expect(doc["x-discovery"]).toMatchObject({
+      llmsTxtUrl: "http://lab.test/llms.txt",
+      agentsJsonUrl: "http://lab.test/agents.json",
+      agentUrl: "http://lab.test/api/agent",
+    });
+  });
+
+  it("describes the text documents with their media types", () => {
+    const llms = doc.paths["/llms.txt"]?.get as { responses: Record<string, { content: Record<string, unknown> }> };
+    expect(Object.keys(llms.responses["200"]?.content ?? {})).toEqual(["text/markdown"]);
+    const yaml = doc.paths["/openapi.yaml"]?.get as { responses: Record<string, { content: Record<string, unknown> }> };
+    expect(Object.keys(yaml.responses["200"]?.content ?? {})).toEqual(["application/yaml"]);
+  });
+
+  it("paid operations that are served carry x-payment-info, both rails, the headers and a 402", () => {
+    const buy = doc.paths["/api/x402-products"]?.post;
+    if (!t.app.services.routes.allowedMethods("/api/x402-products").includes("POST")) {
+      expect(buy).toBeUndefined();
+      return;
+    }
+    expect(buy?.["x-payment-info"]).toMatchObject({ protocols: [{ x402: {} }], price: { mode: "range", min: "1.00" } });
+    const x402 = buy?.["x-x402"] as { rails: { network: string }[]; headers: { payment: string[] } };
+    expect(x402.rails.map((r) => r.network)).toEqual(["solana-mainnet-beta", "eip155:8453"]);
+    expect(x402.headers.payment).toEqual(["X-PAYMENT", "PAYMENT-SIGNATURE"]);
+    expect(Object.keys(buy?.responses as object)).toContain("402");
+  });
+});
