@@ -1,0 +1,169 @@
+import zlib from "node:zlib";
+import { CodecError, fail } from "./errors.js";
+
+/**
+ * General-purpose backends. brotli and gzip come from node:zlib; zstd from zstd-napi;
+ * xz from lzma-native (asynchronous, runs on the libuv thread pool). Decoders are
+ * bounded by the expected output length.
+ */
+export type BackendId = 0 | 1 | 2 | 3 | 4; // 0 brotli, 1 gzip, 2 zstd, 3 xz, 4 text-CM (handled by the text chamber)
+export const BACKEND_NAMES = ["brotli", "gzip", "zstd", "xz", "cm"] as const;
+
+type Zstd = typeof import("zstd-napi");
+interface LzmaStream {
+  on(ev: string, fn: (...a: never[]) => void): void;
+  end(b: Buffer): void;
+  destroy(): void;
+}
+interface Lzma {
+  CHECK_NONE: number;
+  compress(buf: Buffer, opts: unknown, cb: (out: Buffer | undefined, err?: Error) => void): void;
+  createDecompressor(opts: unknown): LzmaStream;
+}
+let zstdMod: Zstd | null | undefined;
+let lzmaMod: Lzma | null | undefined;
+
+async function zstd(): Promise<Zstd | null> {
+  if (zstdMod === undefined) {
+    try {
+      zstdMod = await import("zstd-napi");
+    } catch {
+      zstdMod = null;
+    }
+  }
+  return zstdMod;
+}
+async function lzma(): Promise<Lzma | null> {
+  if (lzmaMod === undefined) {
+    try {
+      const spec = "lzma-native"; // untyped CommonJS addon, loaded lazily
+      const m = (await import(spec)) as { default?: Lzma } & Lzma;
+      lzmaMod = m.default ?? m;
+    } catch {
+      lzmaMod = null;
+    }
+  }
+  return lzmaMod;
+}
+
+export function brotli(data: Uint8Array, quality: number, sizeHint = data.length): Uint8Array {
+  const lgwin = Math.max(16, Math.min(24, Math.ceil(Math.log2(Math.max(1, sizeHint + 16)))));
+  return zlib.brotliCompressSync(data, {
+    params: {
+      [zlib.constants.BROTLI_PARAM_QUALITY]: quality,
+      [zlib.constants.BROTLI_PARAM_LGWIN]: lgwin,
+      [zlib.constants.BROTLI_PARAM_SIZE_HINT]: data.length,
+    },
+  });
+}
+
+export function gzip(data: Uint8Array, level = 9): Uint8Array {
+  return zlib.gzipSync(data, { level });
+}
+
+export async function zstdCompress(data: Uint8Array, level: number): Promise<Uint8Array | null> {
+  const z = await zstd();
+  if (!z) return null;
+  return z.compress(Buffer.from(data.buffer, data.byteOffset, data.byteLength), { compressionLevel: level });
+}
+
+export async function xzCompress(data: Uint8Array, preset: number): Promise<Uint8Array | null> {
+  const l = await lzma();
+  if (!l) return null;
+  const buf = Buffer.from(data.buffer, data.byteOffset, data.byteLength);
+  return await new Promise<Uint8Array>((resolve, reject) => {
+    l.compress(buf, { preset, check: l.CHECK_NONE }, (out: Buffer | undefined, err?: Error) => {
+      if (err || !out) reject(err ?? new Error("xz failed"));
+      else resolve(out);
+    });
+  });
+}
+
+function zlibBounded<T>(fn: () => T): T {
+  try {
+    return fn();
+  } catch (e) {
+    if (e instanceof CodecError) throw e;
+    const msg = e instanceof Error ? e.message : String(e);
+    return fail("codec_corrupt", `backend stream invalid: ${msg}`);
+  }
+}
+
+/** Decode a backend stream that must produce exactly `expected` bytes. */
+export async function backendDecode(id: number, payload: Uint8Array, expected: number): Promise<Uint8Array> {
+  let out: Uint8Array;
+  switch (id) {
+    case 0:
+      out = zlibBounded(() => zlib.brotliDecompressSync(payload, { maxOutputLength: Math.max(1, expected) }));
+      break;
+    case 1:
+      out = zlibBounded(() => zlib.gunzipSync(payload, { maxOutputLength: Math.max(1, expected) }));
+      break;
+    case 2: {
+      const z = await zstd();
+      if (!z) fail("codec_unknown_chamber", "zstd backend not available on this build");
+      out = await zstdBounded(z, payload, expected);
+      break;
+    }
+    case 3: {
+      const l = await lzma();
+      if (!l) fail("codec_unknown_chamber", "xz backend not available on this build");
+      out = await xzBounded(l, payload, expected);
+      break;
+    }
+    default:
+      return fail("codec_bad_params", `unknown backend ${id}`);
+  }
+  if (out.length !== expected) fail("codec_corrupt", `backend produced ${out.length} bytes, expected ${expected}`);
+  return out;
+}
+
+async function zstdBounded(z: Zstd, payload: Uint8Array, expected: number): Promise<Uint8Array> {
+  const d = new z.DecompressStream();
+  const chunks: Buffer[] = [];
+  let total = 0;
+  return await new Promise<Uint8Array>((resolve, reject) => {
+    d.on("data", (c: Buffer) => {
+      total += c.length;
+      if (total > expected) {
+        d.destroy();
+        reject(new CodecError("codec_corrupt", "zstd stream longer than declared"));
+        return;
+      }
+      chunks.push(c);
+    });
+    d.on("error", (e: Error) => reject(new CodecError("codec_corrupt", `zstd stream invalid: ${e.message}`)));
+    d.on("end", () => resolve(Buffer.concat(chunks)));
+    d.end(Buffer.from(payload));
+  });
+}
+
+async function xzBounded(l: Lzma, payload: Uint8Array, expected: number): Promise<Uint8Array> {
+  const d = l.createDecompressor({ memlimit: 256 * 1024 * 1024 });
+  const chunks: Buffer[] = [];
+  let total = 0;
+  return await new Promise<Uint8Array>((resolve, reject) => {
+    let done = false;
+    d.on("data", (c: Buffer) => {
+      total += c.length;
+      if (total > expected && !done) {
+        done = true;
+        d.destroy();
+        reject(new CodecError("codec_corrupt", "xz stream longer than declared"));
+        return;
+      }
+      chunks.push(c);
+    });
+    d.on("error", (e: Error) => {
+      if (done) return;
+      done = true;
+      reject(new CodecError("codec_corrupt", `xz stream invalid: ${e.message}`));
+    });
+    d.on("end", () => {
+      if (done) return;
+      done = true;
+      resolve(Buffer.concat(chunks));
+    });
+    d.end(Buffer.from(payload));
+  });
+}

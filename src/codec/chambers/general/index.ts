@@ -1,0 +1,56 @@
+import { backendDecode, brotli, xzCompress, zstdCompress } from "../../backends.js";
+import { fail } from "../../errors.js";
+import type { Chamber, Level } from "../types.js";
+import { transpose, untranspose } from "../util.js";
+
+export interface BackendResult {
+  backend: number;
+  payload: Uint8Array;
+}
+
+/**
+ * Best general backend for the level: fast → brotli q5; balanced → min(brotli-11, zstd-19);
+ * max → min(brotli-11, zstd-19, xz-9). xz runs on the thread pool while brotli runs here.
+ */
+export async function bestBackend(data: Uint8Array, level: Level): Promise<BackendResult> {
+  if (level === "fast") return { backend: 0, payload: brotli(data, 5) };
+  const xzP = level === "max" ? xzCompress(data, 9).catch(() => null) : Promise.resolve(null);
+  const zstdP = zstdCompress(data, 19).catch(() => null);
+  let best: BackendResult = { backend: 0, payload: brotli(data, 11) };
+  const [z, x] = await Promise.all([zstdP, xzP]);
+  if (z && z.length < best.payload.length) best = { backend: 2, payload: z };
+  if (x && x.length < best.payload.length) best = { backend: 3, payload: x };
+  return best;
+}
+
+export const STRIDES = [0, 2, 4, 8] as const;
+
+/**
+ * general: the best of strong general backends, optionally after byte-lane transposition
+ * (stride 2/4/8). params: [backend, stride].
+ */
+export function generalChamber(strideHint: () => number): Chamber {
+  return {
+    name: "general",
+    summary: "best of brotli-11 / zstd-19 / xz-9 (by level), optional stride transposition",
+    accepts: () => true,
+    async encode(input, ctx) {
+      const plain = await bestBackend(input, ctx.level);
+      let best = { params: Uint8Array.of(plain.backend, 0), payload: plain.payload };
+      const stride = strideHint();
+      if (stride > 0 && ctx.level !== "fast" && input.length >= stride * 16) {
+        const t = await bestBackend(transpose(input, stride), ctx.level);
+        if (t.payload.length < best.payload.length)
+          best = { params: Uint8Array.of(t.backend, stride), payload: t.payload };
+      }
+      return best;
+    },
+    async decode(params, payload, rawLen) {
+      if (params.length !== 2) fail("codec_bad_params", "general expects 2 parameter bytes");
+      const stride = params[1]!;
+      if (!(STRIDES as readonly number[]).includes(stride)) fail("codec_bad_params", `bad stride ${stride}`);
+      const out = await backendDecode(params[0]!, payload, rawLen);
+      return stride ? untranspose(out, stride) : out;
+    },
+  };
+}

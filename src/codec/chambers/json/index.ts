@@ -1,0 +1,109 @@
+import { backendDecode } from "../../backends.js";
+import { cmDecode, cmEncode } from "../../entropy/cm.js";
+import { fail } from "../../errors.js";
+import { ByteReader, ByteWriter } from "../../format/varint.js";
+import { bestBackend } from "../general/index.js";
+import type { Chamber, ChamberName, Level } from "../types.js";
+import { columnsOf, joinJson, LIT, STR, splitJson } from "./split.js";
+
+const CM = 4;
+
+async function codeStream(data: Uint8Array, level: Level): Promise<{ coder: number; bytes: Uint8Array }> {
+  if (level === "max") return { coder: CM, bytes: cmEncode(data) };
+  const b = await bestBackend(data, level);
+  return { coder: b.backend, bytes: b.payload };
+}
+async function decodeStream(coder: number, bytes: Uint8Array, len: number): Promise<Uint8Array> {
+  return coder === CM ? cmDecode(bytes, len) : backendDecode(coder, bytes, len);
+}
+
+function valueBlob(values: Uint8Array[], order: number[]): Uint8Array {
+  let total = 0;
+  for (const v of values) total += v.length + 1;
+  const out = new Uint8Array(total);
+  let p = 0;
+  for (const i of order) {
+    out.set(values[i]!, p);
+    p += values[i]!.length + 1; // 0x00 terminator already zero
+  }
+  return out;
+}
+
+/** Split the blob at 0x00 terminators into exactly n values. */
+function cutValues(blob: Uint8Array, n: number): Uint8Array[] {
+  const out: Uint8Array[] = new Array(n);
+  let s = 0;
+  let k = 0;
+  for (let i = 0; i < blob.length; i++) {
+    if (blob[i] === 0) {
+      if (k >= n) fail("codec_corrupt", "more values than markers");
+      out[k++] = blob.subarray(s, i);
+      s = i + 1;
+    }
+  }
+  if (k !== n || s !== blob.length) fail("codec_corrupt", "value stream does not match the skeleton");
+  return out;
+}
+
+function countMarkers(skel: Uint8Array): number {
+  let n = 0;
+  for (let i = 0; i < skel.length; i++) if (skel[i] === STR || skel[i] === LIT) n++;
+  return n;
+}
+
+function jsonChamber(name: ChamberName, columnar: boolean): Chamber {
+  return {
+    name,
+    summary: columnar
+      ? "JSON: skeleton+keys stream and values regrouped column by column (per key path)"
+      : "JSON: skeleton+keys stream split from the value stream",
+    accepts: (b) => splitJson(b) !== null,
+    async encode(input, ctx) {
+      const split = splitJson(input);
+      if (!split) return null;
+      const n = split.values.length;
+      let order = Array.from({ length: n }, (_, i) => i);
+      if (columnar) {
+        const cols = columnsOf(split.skeleton);
+        if (!cols || cols.column.length !== n) return null;
+        order = order.sort((a, b) => cols.column[a]! - cols.column[b]! || a - b);
+      }
+      // verify the split restores the input exactly before spending time on coding
+      const back = joinJson(split.skeleton, split.values, input.length);
+      if (!back || Buffer.compare(back, input) !== 0) return null;
+      const blob = valueBlob(split.values, order);
+      const s = await codeStream(split.skeleton, ctx.level);
+      const v = await codeStream(blob, ctx.level);
+      const w = new ByteWriter(s.bytes.length + v.bytes.length + 16);
+      w.uvarint(split.skeleton.length);
+      w.uvarint(blob.length);
+      w.block(s.bytes);
+      w.bytes(v.bytes);
+      return { params: Uint8Array.of(s.coder, v.coder), payload: w.finish() };
+    },
+    async decode(params, payload, rawLen) {
+      if (params.length !== 2 || params[0]! > CM || params[1]! > CM) fail("codec_bad_params", "bad JSON coders");
+      const r = new ByteReader(payload);
+      const skelLen = r.uvarintMax(rawLen, "skeleton length");
+      const blobLen = r.uvarintMax(2 * rawLen + 1, "value stream length");
+      const skel = await decodeStream(params[0]!, r.block(), skelLen);
+      const blob = await decodeStream(params[1]!, r.bytes(r.remaining), blobLen);
+      const n = countMarkers(skel);
+      const cut = cutValues(blob, n);
+      let values = cut;
+      if (columnar) {
+        const cols = columnsOf(skel);
+        if (!cols || cols.column.length !== n) fail("codec_corrupt", "skeleton does not parse");
+        const order = Array.from({ length: n }, (_, i) => i).sort((a, b) => cols.column[a]! - cols.column[b]! || a - b);
+        values = new Array(n);
+        for (let k = 0; k < n; k++) values[order[k]!] = cut[k]!;
+      }
+      const out = joinJson(skel, values, rawLen);
+      if (!out) fail("codec_corrupt", "JSON streams do not rebuild the declared length");
+      return out;
+    },
+  };
+}
+
+export const jsonKeys = jsonChamber("json_keys", false);
+export const jsonResidual = jsonChamber("json_residual", true);

@@ -1,0 +1,303 @@
+import { fail } from "../errors.js";
+import { ArithDecoder, ArithEncoder } from "./arith.js";
+
+/**
+ * Order-N context-mixing byte model (lpaq-like, plain JS):
+ *  - order-0 and order-1 direct tables, hashed order-2/3/4/6 tables and a word model
+ *    (current word × previous word), plus an optional column model for tabular text
+ *    (byte above in the previous line × column);
+ *  - nibble-bucketed hash slots (one 64-byte line per context per nibble);
+ *  - adaptive-rate probability counters (22-bit p, 10-bit count);
+ *  - a match model (longest recent repeat of ≥ 6 bytes predicts the next bit);
+ *  - one logistic mixer, weight set chosen by match length × partial byte;
+ *  - two APM/SSE stages (order-1 and order-2 hashed), then a binary arithmetic coder.
+ * Memory is sized to the input: tables of 2^bits 32-bit slots, bits = clamp(log2(n)+1, 16, 22).
+ */
+
+const STRETCH = new Int16Array(4096);
+const SQUASH = new Int16Array(4096);
+{
+  for (let i = 0; i < 4096; i++) {
+    const x = (i - 2048) / 256;
+    let v = Math.round(4096 / (1 + Math.exp(-x)));
+    if (v > 4095) v = 4095;
+    if (v < 1) v = 1;
+    SQUASH[i] = v;
+  }
+  let pi = 0;
+  for (let x = -2047; x <= 2047; x++) {
+    const v = SQUASH[x + 2048]!;
+    for (let j = pi; j <= v; j++) STRETCH[j] = x;
+    pi = v + 1;
+  }
+  for (let j = pi; j < 4096; j++) STRETCH[j] = 2047;
+}
+const squash = (d: number): number => (d > 2047 ? 4095 : d < -2047 ? 1 : SQUASH[(d + 2048) | 0]!);
+
+const DT = new Float64Array(1024);
+for (let i = 0; i < 1024; i++) DT[i] = 1 / (i + 1.6);
+
+const LIMIT = 255;
+const N_HASHED = 6; // o2 o3 o4 o6 word column
+const N_IN = 2 + N_HASHED + 2; // o0 o1 + hashed + match + bias
+
+function h2(a: number, b: number): number {
+  let h = Math.imul(a, 0x9e3779b1) ^ Math.imul(b + 0x7f4a7c15, 0x85ebca77);
+  h ^= h >>> 15;
+  h = Math.imul(h, 0xc2b2ae3d);
+  return (h ^ (h >>> 13)) >>> 0;
+}
+
+class APM {
+  private t: Uint16Array;
+  private idx = 0;
+  constructor(n: number) {
+    this.t = new Uint16Array(n * 24);
+    for (let i = 0; i < n; i++)
+      for (let j = 0; j < 24; j++)
+        this.t[i * 24 + j] = Math.min(65535, squash(Math.round(((j * 4096) / 23 - 2048) * 1)) * 16);
+  }
+  pp(pr: number, cx: number): number {
+    const s = (STRETCH[pr]! + 2048) * 23;
+    const wt = s & 0xfff;
+    this.idx = (s >>> 12) + cx * 24;
+    return ((this.t[this.idx]! * (4096 - wt) + this.t[this.idx + 1]! * wt) >>> 16) | 0;
+  }
+  update(y: number): void {
+    const g = (y << 16) + (y << 7) - y - y;
+    const i = this.idx;
+    this.t[i] = this.t[i]! + ((g - this.t[i]!) >> 7);
+    this.t[i + 1] = this.t[i + 1]! + ((g - this.t[i + 1]!) >> 7);
+  }
+}
+
+export class CMModel {
+  private readonly bits: number;
+  private readonly o0 = new Uint32Array(256 * 1);
+  private readonly o1 = new Uint32Array(65536);
+  private readonly tabs: Uint32Array[] = [];
+  private readonly base = new Int32Array(N_HASHED);
+  private readonly hctx = new Uint32Array(N_HASHED);
+  private readonly slot = new Int32Array(N_IN);
+  private readonly st = new Int32Array(N_IN);
+  private readonly w: Float32Array;
+  private wOff = 0;
+  private readonly mm: Uint32Array; // match model counters: [len bucket][expected bit]
+  private readonly mtab: Int32Array;
+  private readonly mbits: number;
+  private mptr = 0;
+  private mlen = 0;
+  private mexp = -1; // expected byte or -1
+  private mslot = 0;
+  private readonly apm1 = new APM(65536);
+  private readonly apm2 = new APM(65536);
+  private c0 = 1;
+  private nib = 1;
+  private bitPos = 0;
+  private c4 = 0;
+  private c8 = 0;
+  private word = 0;
+  private prevWord = 0;
+  private lineStart = 0;
+  private prevLineStart = 0;
+  private pos = 0;
+  private pmix = 2048;
+  private readonly lr: number;
+
+  constructor(
+    private readonly buf: Uint8Array,
+    n: number,
+    lr = Number(process.env.CM_LR ?? 1.5e-8),
+  ) {
+    this.bits = Math.max(16, Math.min(22, Math.ceil(Math.log2(Math.max(1, n))) + 1));
+    for (let i = 0; i < N_HASHED; i++) this.tabs.push(new Uint32Array(1 << this.bits).fill(0x80000000));
+    this.o0.fill(0x80000000);
+    this.o1.fill(0x80000000);
+    this.w = new Float32Array(N_IN * 256 * 4).fill(0.3);
+    this.mm = new Uint32Array(64 * 2).fill(0x80000000);
+    this.mbits = Math.max(12, Math.min(22, this.bits));
+    this.mtab = new Int32Array(1 << this.mbits).fill(-1);
+    this.lr = lr;
+    this.byteContexts();
+    this.nibbleSlots();
+  }
+
+  /** probability (12 bit) that the next bit is 1 */
+  p(): number {
+    const st = this.st;
+    const c0 = this.c0;
+    let i = 0;
+    st[i++] = STRETCH[this.o0[c0]! >>> 20]!;
+    this.slot[1] = ((this.c4 & 0xff) << 8) | c0;
+    st[i++] = STRETCH[this.o1[this.slot[1]]! >>> 20]!;
+    const nib = this.nib;
+    for (let k = 0; k < N_HASHED; k++) {
+      const s = this.base[k]! + nib;
+      this.slot[2 + k] = s;
+      st[i++] = STRETCH[this.tabs[k]![s]! >>> 20]!;
+    }
+    // match model
+    let mctx = 0;
+    if (this.mexp >= 0) {
+      const expBit = (this.mexp >>> (7 - this.bitPos)) & 1;
+      const lb = this.mlen > 15 ? 15 + Math.min(16, (this.mlen - 15) >> 2) : this.mlen;
+      this.mslot = lb * 2 + expBit;
+      st[i++] = STRETCH[this.mm[this.mslot]! >>> 20]!;
+      mctx = this.mlen < 16 ? 1 : this.mlen < 32 ? 2 : 3;
+    } else {
+      this.mslot = -1;
+      st[i++] = 0;
+    }
+    st[i++] = 256;
+    this.wOff = (mctx * 256 + c0) * N_IN;
+    const w = this.w;
+    let dot = 0;
+    for (let k = 0; k < N_IN; k++) dot += w[this.wOff + k]! * st[k]!;
+    this.pmix = squash(Math.round(dot));
+    const c1 = this.c4 & 0xff;
+    const a1 = this.apm1.pp(this.pmix, c0 | (c1 << 8));
+    const a2 = this.apm2.pp(this.pmix, (h2(this.c4 & 0xffff, c0) >>> 16) & 0xffff);
+    let pr = (this.pmix + a1 + 2 * a2 + 2) >> 2;
+    if (pr < 1) pr = 1;
+    else if (pr > 4095) pr = 4095;
+    return pr;
+  }
+
+  update(y: number): void {
+    // mixer
+    const err = ((y << 12) - this.pmix) * this.lr;
+    const w = this.w;
+    const st = this.st;
+    for (let k = 0; k < N_IN; k++) w[this.wOff + k] = w[this.wOff + k]! + err * st[k]!;
+    this.apm1.update(y);
+    this.apm2.update(y);
+    // counters
+    const target = y ? 4194303 : 0;
+    upd(this.o0, this.c0, target);
+    upd(this.o1, this.slot[1]!, target);
+    for (let k = 0; k < N_HASHED; k++) upd(this.tabs[k]!, this.slot[2 + k]!, target);
+    if (this.mslot >= 0) {
+      upd(this.mm, this.mslot, target);
+      if (((this.mexp >>> (7 - this.bitPos)) & 1) !== y) {
+        this.mexp = -1;
+        this.mlen = 0;
+      }
+    }
+    // advance
+    this.c0 = (this.c0 << 1) | y;
+    this.nib = (this.nib << 1) | y;
+    this.bitPos++;
+    if (this.bitPos === 8) {
+      const c = this.c0 & 0xff;
+      this.c0 = 1;
+      this.nib = 1;
+      this.bitPos = 0;
+      this.endByte(c);
+    } else if (this.bitPos === 4) {
+      this.nib = 1;
+      this.nibbleSlots();
+    }
+  }
+
+  private endByte(c: number): void {
+    this.c8 = ((this.c8 << 8) | (this.c4 >>> 24)) >>> 0;
+    this.c4 = ((this.c4 << 8) | c) >>> 0;
+    if (this.buf[this.pos] !== c) this.buf[this.pos] = c; // decoder: the model reads its own output
+    this.pos++;
+    const isWord = (c >= 97 && c <= 122) || (c >= 65 && c <= 90) || c >= 128;
+    if (isWord) this.word = h2(this.word, c >= 65 && c <= 90 ? c + 32 : c);
+    else if (this.word !== 0) {
+      this.prevWord = this.word;
+      this.word = 0;
+    }
+    if (c === 10) {
+      this.prevLineStart = this.lineStart;
+      this.lineStart = this.pos;
+    }
+    // match model
+    if (this.mlen > 0 && this.mexp === c) {
+      this.mlen++;
+      this.mptr++;
+    } else this.mlen = 0;
+    if (this.pos >= 6) {
+      const mh = h2(this.c4, this.c8 & 0xffff) >>> (32 - this.mbits);
+      if (this.mlen === 0) {
+        const cand = this.mtab[mh]!;
+        if (cand > 0) {
+          let len = 0;
+          while (len < 32 && cand - 1 - len >= 0 && this.buf[cand - 1 - len] === this.buf[this.pos - 1 - len]) len++;
+          if (len >= 6) {
+            this.mlen = len;
+            this.mptr = cand;
+          }
+        }
+      }
+      this.mtab[mh] = this.pos;
+    }
+    this.mexp = this.mlen > 0 && this.mptr < this.pos ? this.buf[this.mptr]! : -1;
+    if (this.mexp < 0) this.mlen = 0;
+    this.byteContexts();
+    this.nibbleSlots();
+  }
+
+  private byteContexts(): void {
+    const c4 = this.c4;
+    const hc = this.hctx;
+    hc[0] = h2(c4 & 0xffff, 2);
+    hc[1] = h2(c4 & 0xffffff, 3);
+    hc[2] = h2(c4, 4);
+    hc[3] = h2(c4 ^ Math.imul(this.c8 & 0xffff, 0x2f0b4c57), 6);
+    hc[4] = h2(this.word ^ Math.imul(this.prevWord, 0x5bd1e995), 7);
+    const col = this.pos - this.lineStart;
+    const above = this.prevLineStart + col < this.lineStart ? this.buf[this.prevLineStart + col]! : 256;
+    hc[5] = h2((above << 12) | Math.min(col, 4095), (c4 & 0xff) | 0x800);
+  }
+
+  private nibbleSlots(): void {
+    const shift = 32 - this.bits;
+    for (let k = 0; k < N_HASHED; k++) {
+      const h = this.bitPos === 0 ? this.hctx[k]! : h2(this.hctx[k]!, this.c0);
+      this.base[k] = ((h >>> shift) & ~15) | 0;
+    }
+  }
+}
+
+function upd(t: Uint32Array, i: number, target: number): void {
+  const v = t[i]!;
+  const n = v & 1023;
+  const p = v >>> 10;
+  const np = p + Math.trunc((target - p) * DT[n]!);
+  t[i] = ((np << 10) | (n < LIMIT ? n + 1 : n)) >>> 0;
+}
+
+/** CM-code bytes; output = arithmetic-coded stream (length known from the container). */
+export function cmEncode(input: Uint8Array): Uint8Array {
+  const m = new CMModel(input, input.length);
+  const enc = new ArithEncoder((input.length >> 2) + 64);
+  for (let i = 0; i < input.length; i++) {
+    const c = input[i]!;
+    for (let k = 7; k >= 0; k--) {
+      const y = (c >> k) & 1;
+      enc.encode(y, m.p());
+      m.update(y);
+    }
+  }
+  return enc.finish();
+}
+
+export function cmDecode(payload: Uint8Array, rawLen: number): Uint8Array {
+  const out = new Uint8Array(rawLen);
+  const m = new CMModel(out, rawLen);
+  const dec = new ArithDecoder(payload);
+  for (let i = 0; i < rawLen; i++) {
+    let c = 0;
+    for (let k = 0; k < 8; k++) {
+      const y = dec.decode(m.p());
+      m.update(y);
+      c = (c << 1) | y;
+    }
+    out[i] = c;
+    if (dec.overrun > 4) fail("codec_corrupt", "context-mixing stream ends early");
+  }
+  return out;
+}

@@ -1,0 +1,244 @@
+import { fail } from "../errors.js";
+import { ByteReader, ByteWriter } from "../format/varint.js";
+import { BitReader, BitWriter } from "./bitio.js";
+import { ransDecode, ransEncode } from "./rans.js";
+
+/**
+ * Integer sequence coder shared by the numeric chambers (zrw, delta, float).
+ *
+ * Values are safe integers with |v| < 2^50. A sequence is coded as
+ *   transform byte (0 none, 1 delta, 2 delta-of-delta), the first `t` values raw (svarint),
+ *   then the residuals with one of the residual kinds:
+ *     0 const   — every residual equals one value (svarint)
+ *     1 direct  — zigzag residual < alphabet, one rANS symbol per value (exact order-0 model)
+ *     2 token   — rANS token (bit length + 2 mantissa bits, values < 16 literal) + raw low bits
+ *     3 runs    — (value, run length) pairs, each sequence coded again (no nested runs)
+ */
+export type Transform = 0 | 1 | 2;
+export interface IntCodeOptions {
+  /** transforms to try; default all three */
+  transforms?: readonly Transform[];
+  /** allow run-length coding; default true */
+  runs?: boolean;
+  /** only one residual kind (token) — fastest encode */
+  fast?: boolean;
+}
+
+export const MAX_ABS = 2 ** 50;
+const TWO32 = 4294967296;
+
+function bitLength(z: number): number {
+  if (z < TWO32) return 32 - Math.clz32(z);
+  return 64 - Math.clz32(Math.floor(z / TWO32));
+}
+
+// token tables
+const TOKENS = 16 + 49 * 4; // k from 5..53
+const TOK_BASE = new Float64Array(TOKENS);
+const TOK_BITS = new Uint8Array(TOKENS);
+for (let t = 0; t < 16; t++) TOK_BASE[t] = t;
+for (let k = 5; k <= 53; k++) {
+  for (let top = 0; top < 4; top++) {
+    const t = 16 + (k - 5) * 4 + top;
+    TOK_BASE[t] = 2 ** (k - 1) + top * 2 ** (k - 3);
+    TOK_BITS[t] = k - 3;
+  }
+}
+
+function tokenOf(z: number): number {
+  if (z < 16) return z;
+  const k = bitLength(z);
+  const top = Math.floor(z / 2 ** (k - 3)) & 3;
+  return 16 + (k - 5) * 4 + top;
+}
+
+const zig = (v: number): number => (v >= 0 ? 2 * v : -2 * v - 1);
+const unzig = (z: number): number => (z % 2 === 1 ? -(z + 1) / 2 : z / 2);
+
+function residuals(values: ArrayLike<number>, n: number, t: Transform): Float64Array {
+  const out = new Float64Array(Math.max(0, n - t));
+  if (t === 0) for (let i = 0; i < n; i++) out[i] = values[i]!;
+  else if (t === 1) for (let i = 1; i < n; i++) out[i - 1] = values[i]! - values[i - 1]!;
+  else for (let i = 2; i < n; i++) out[i - 2] = values[i]! - 2 * values[i - 1]! + values[i - 2]!;
+  return out;
+}
+
+function encodeResidualKinds(res: Float64Array, opts: IntCodeOptions, depth: number): Uint8Array {
+  const n = res.length;
+  const w0 = new ByteWriter(16);
+  if (n === 0) {
+    w0.byte(0);
+    w0.svarint(0);
+    return w0.finish();
+  }
+  const zs = new Float64Array(n);
+  let maxZ = 0;
+  let allSame = true;
+  const first = res[0]!;
+  for (let i = 0; i < n; i++) {
+    const v = res[i]!;
+    if (v !== first) allSame = false;
+    const z = zig(v);
+    zs[i] = z;
+    if (z > maxZ) maxZ = z;
+  }
+  if (allSame) {
+    w0.byte(0);
+    w0.svarint(first);
+    return w0.finish();
+  }
+  const cands: Uint8Array[] = [];
+  // token mode
+  {
+    const w = new ByteWriter(n);
+    w.byte(2);
+    const toks = new Uint8Array(n);
+    const bits = new BitWriter();
+    for (let i = 0; i < n; i++) {
+      const z = zs[i]!;
+      const t = tokenOf(z);
+      toks[i] = t;
+      const nb = TOK_BITS[t]!;
+      if (nb > 0) bits.write(z - TOK_BASE[t]!, nb);
+    }
+    let alpha = 0;
+    for (let i = 0; i < n; i++) if (toks[i]! >= alpha) alpha = toks[i]! + 1;
+    w.block(ransEncode(toks, n, alpha));
+    w.block(bits.finish());
+    cands.push(w.finish());
+  }
+  // direct alphabet
+  if (!opts.fast && maxZ < 65536 && maxZ + 1 <= Math.max(64, n / 2)) {
+    const w = new ByteWriter(n);
+    w.byte(1);
+    w.block(ransEncode(zs, n, maxZ + 1));
+    cands.push(w.finish());
+  }
+  // runs
+  if (!opts.fast && depth === 0 && opts.runs !== false) {
+    let runs = 1;
+    for (let i = 1; i < n; i++) if (res[i] !== res[i - 1]) runs++;
+    if (runs <= n / 3) {
+      const vals = new Float64Array(runs);
+      const lens = new Float64Array(runs);
+      let r = 0;
+      vals[0] = res[0]!;
+      lens[0] = 1;
+      for (let i = 1; i < n; i++) {
+        if (res[i] === res[i - 1]) lens[r] = lens[r]! + 1;
+        else {
+          r++;
+          vals[r] = res[i]!;
+          lens[r] = 1;
+        }
+      }
+      for (let i = 0; i < runs; i++) lens[i] = lens[i]! - 1;
+      const w = new ByteWriter(runs);
+      w.byte(3);
+      w.uvarint(runs);
+      w.bytes(encodeIntsInner(vals, runs, { ...opts, transforms: [0, 1] }, depth + 1));
+      w.bytes(encodeIntsInner(lens, runs, { ...opts, transforms: [0] }, depth + 1));
+      cands.push(w.finish());
+    }
+  }
+  let best = cands[0]!;
+  for (const c of cands) if (c.length < best.length) best = c;
+  return best;
+}
+
+function encodeIntsInner(values: ArrayLike<number>, n: number, opts: IntCodeOptions, depth: number): Uint8Array {
+  const transforms = opts.transforms ?? [0, 1, 2];
+  let best: Uint8Array | null = null;
+  for (const t of transforms) {
+    if (t > n) continue;
+    const w = new ByteWriter(32);
+    w.byte(t);
+    for (let i = 0; i < t && i < n; i++) w.svarint(values[i]!);
+    w.bytes(encodeResidualKinds(residuals(values, n, t), opts, depth));
+    const enc = w.finish();
+    if (!best || enc.length < best.length) best = enc;
+  }
+  if (!best) {
+    const w = new ByteWriter(8);
+    w.byte(0);
+    w.bytes(encodeResidualKinds(residuals(values, n, 0), opts, depth));
+    best = w.finish();
+  }
+  return best;
+}
+
+/** Encode n safe integers (|v| < 2^50). */
+export function encodeInts(values: ArrayLike<number>, n: number, opts: IntCodeOptions = {}): Uint8Array {
+  for (let i = 0; i < n; i++) {
+    const v = values[i]!;
+    if (!Number.isSafeInteger(v) || Math.abs(v) >= MAX_ABS) throw new RangeError(`value out of range at ${i}`);
+  }
+  return encodeIntsInner(values, n, opts, 0);
+}
+
+function decodeResiduals(r: ByteReader, n: number, depth: number): Float64Array {
+  const kind = r.byte();
+  const out = new Float64Array(n);
+  if (kind === 0) {
+    const c = r.svarint();
+    if (Math.abs(c) >= MAX_ABS * 4) fail("codec_corrupt", "constant out of range");
+    out.fill(c);
+    return out;
+  }
+  if (kind === 1) {
+    const sub = r.block();
+    const zs = ransDecode(new ByteReader(sub), n, 65536);
+    for (let i = 0; i < n; i++) out[i] = unzig(zs[i]!);
+    return out;
+  }
+  if (kind === 2) {
+    const tokBlock = r.block();
+    const bitBlock = r.block();
+    const toks = ransDecode(new ByteReader(tokBlock), n, TOKENS);
+    const bits = new BitReader(bitBlock);
+    for (let i = 0; i < n; i++) {
+      const t = toks[i]!;
+      const nb = TOK_BITS[t]!;
+      const z = nb === 0 ? t : TOK_BASE[t]! + bits.read(nb);
+      out[i] = z % 2 === 1 ? -(z + 1) / 2 : z / 2;
+    }
+    bits.end();
+    return out;
+  }
+  if (kind === 3 && depth === 0) {
+    const runs = r.uvarintMax(n, "run count");
+    const vals = decodeIntsInner(r, runs, depth + 1);
+    const lens = decodeIntsInner(r, runs, depth + 1);
+    let p = 0;
+    for (let i = 0; i < runs; i++) {
+      const len = lens[i]! + 1;
+      if (!(len >= 1) || p + len > n) fail("codec_corrupt", "run lengths exceed the value count");
+      out.fill(vals[i]!, p, p + len);
+      p += len;
+    }
+    if (p !== n) fail("codec_corrupt", "run lengths do not cover the value count");
+    return out;
+  }
+  return fail("codec_corrupt", `unknown residual kind ${kind}`);
+}
+
+function decodeIntsInner(r: ByteReader, n: number, depth: number): Float64Array {
+  const t = r.byte();
+  if (t > 2) fail("codec_corrupt", `unknown transform ${t}`);
+  const out = new Float64Array(n);
+  const head = Math.min(t, n);
+  for (let i = 0; i < head; i++) out[i] = r.svarint();
+  const res = decodeResiduals(r, Math.max(0, n - t), depth);
+  if (t === 0) out.set(res.subarray(0, n));
+  else if (t === 1) {
+    for (let i = 1; i < n; i++) out[i] = out[i - 1]! + res[i - 1]!;
+  } else {
+    for (let i = 2; i < n; i++) out[i] = 2 * out[i - 1]! - out[i - 2]! + res[i - 2]!;
+  }
+  return out;
+}
+
+/** Decode n integers written by encodeInts. */
+export function decodeInts(r: ByteReader, n: number): Float64Array {
+  return decodeIntsInner(r, n, 0);
+}

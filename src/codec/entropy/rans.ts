@@ -1,0 +1,170 @@
+import { fail } from "../errors.js";
+import { type ByteReader, ByteWriter } from "../format/varint.js";
+
+/**
+ * Static order-0 rANS (two interleaved 32-bit states, byte renormalisation,
+ * 15-bit frequencies). Symbols are integers in [0, alphabet). The frequency
+ * table is written in front of the stream.
+ */
+export const SCALE_BITS = 15;
+const M = 1 << SCALE_BITS;
+const MASK = M - 1;
+const L = 1 << 23;
+/** largest alphabet the coder accepts */
+export const MAX_ALPHABET = 1 << 16;
+
+export function normalize(counts: Uint32Array, total: number): Uint32Array {
+  const freqs = new Uint32Array(counts.length);
+  if (total === 0) return freqs;
+  let sum = 0;
+  let best = 0;
+  for (let s = 0; s < counts.length; s++) {
+    const c = counts[s]!;
+    if (c === 0) continue;
+    let f = Math.floor((c * M) / total);
+    if (f < 1) f = 1;
+    freqs[s] = f;
+    sum += f;
+    if (c > counts[best]!) best = s;
+  }
+  // fix the sum: adjust the largest symbols first
+  let diff = M - sum;
+  if (diff > 0) freqs[best] = freqs[best]! + diff;
+  else {
+    while (diff < 0) {
+      // take from the symbols with the largest frequencies
+      let idx = 0;
+      for (let s = 0; s < freqs.length; s++) if (freqs[s]! > freqs[idx]!) idx = s;
+      const take = Math.min(-diff, freqs[idx]! - 1);
+      if (take <= 0) break;
+      freqs[idx] = freqs[idx]! - take;
+      diff += take;
+    }
+  }
+  return freqs;
+}
+
+export function writeFreqs(w: ByteWriter, freqs: Uint32Array, alphabet: number): void {
+  w.uvarint(alphabet);
+  let s = 0;
+  while (s < alphabet) {
+    const f = freqs[s]!;
+    if (f === 0) {
+      let run = 1;
+      while (s + run < alphabet && freqs[s + run] === 0) run++;
+      w.uvarint(0);
+      w.uvarint(run - 1);
+      s += run;
+    } else {
+      w.uvarint(f);
+      s++;
+    }
+  }
+}
+
+export function readFreqs(r: ByteReader, maxAlphabet: number): { freqs: Uint32Array; alphabet: number } {
+  const alphabet = r.uvarintMax(Math.min(maxAlphabet, MAX_ALPHABET), "alphabet");
+  const freqs = new Uint32Array(alphabet);
+  let s = 0;
+  let sum = 0;
+  while (s < alphabet) {
+    const f = r.uvarintMax(M, "frequency");
+    if (f === 0) {
+      const run = r.uvarintMax(alphabet - s - 1, "zero run") + 1;
+      s += run;
+    } else {
+      freqs[s++] = f;
+      sum += f;
+    }
+  }
+  if (alphabet > 0 && sum !== M) fail("codec_corrupt", "frequency table does not sum to scale");
+  return { freqs, alphabet };
+}
+
+/** Encode symbols; returns the table + stream as one block. */
+export function ransEncode(syms: ArrayLike<number>, n: number, alphabet: number): Uint8Array {
+  const w = new ByteWriter(64);
+  if (alphabet > MAX_ALPHABET) throw new RangeError("alphabet too large");
+  const counts = new Uint32Array(alphabet);
+  for (let i = 0; i < n; i++) counts[syms[i]!]!++;
+  const freqs = normalize(counts, n);
+  writeFreqs(w, freqs, alphabet);
+  if (n === 0) return w.finish();
+  const start = new Uint32Array(alphabet);
+  for (let s = 1; s < alphabet; s++) start[s] = start[s - 1]! + freqs[s - 1]!;
+  // stream written backwards
+  let cap = Math.max(64, (n >> 1) + 16);
+  let out = new Uint8Array(cap);
+  let p = cap;
+  const xs = [L, L];
+  for (let i = n - 1; i >= 0; i--) {
+    const s = syms[i]!;
+    const f = freqs[s]!;
+    let x = xs[i & 1]!;
+    const xmax = ((L >>> SCALE_BITS) << 8) * f;
+    while (x >= xmax) {
+      if (p === 0) {
+        const bigger = new Uint8Array(cap * 2);
+        bigger.set(out, cap);
+        p = cap;
+        cap *= 2;
+        out = bigger;
+      }
+      out[--p] = x & 0xff;
+      x >>>= 8;
+    }
+    const q = Math.floor(x / f);
+    xs[i & 1] = q * M + (x - q * f) + start[s]!;
+  }
+  w.u32le(xs[0]!);
+  w.u32le(xs[1]!);
+  w.uvarint(cap - p);
+  w.bytes(out.subarray(p));
+  return w.finish();
+}
+
+/** Decode exactly n symbols (alphabet ≤ maxAlphabet) from the reader. */
+export function ransDecode(r: ByteReader, n: number, maxAlphabet: number): Uint16Array | Uint32Array {
+  const { freqs, alphabet } = readFreqs(r, maxAlphabet);
+  const out = alphabet <= 65536 ? new Uint16Array(n) : new Uint32Array(n);
+  if (n === 0) return out;
+  if (alphabet === 0) fail("codec_corrupt", "empty alphabet for non-empty stream");
+  const look = new Uint16Array(M);
+  const start = new Uint32Array(alphabet);
+  let acc = 0;
+  for (let s = 0; s < alphabet; s++) {
+    start[s] = acc;
+    look.fill(s, acc, acc + freqs[s]!);
+    acc += freqs[s]!;
+  }
+  let x0 = r.u32le();
+  let x1 = r.u32le();
+  if (x0 < L || x1 < L || x0 >= 0x80000000 || x1 >= 0x80000000) fail("codec_corrupt", "bad rANS state");
+  const len = r.uvarintMax(r.remaining, "rANS stream length");
+  const buf = r.bytes(len);
+  let p = 0;
+  const end = buf.length;
+  let i = 0;
+  for (; i + 1 < n; i += 2) {
+    let slot = x0 & MASK;
+    let s = look[slot]!;
+    x0 = freqs[s]! * (x0 >>> SCALE_BITS) + slot - start[s]!;
+    while (x0 < L) x0 = ((x0 << 8) | buf[p++]!) >>> 0;
+    out[i] = s;
+    slot = x1 & MASK;
+    s = look[slot]!;
+    x1 = freqs[s]! * (x1 >>> SCALE_BITS) + slot - start[s]!;
+    while (x1 < L) x1 = ((x1 << 8) | buf[p++]!) >>> 0;
+    out[i + 1] = s;
+    if (p > end) break;
+  }
+  if (i < n && p <= end) {
+    const slot = x0 & MASK;
+    const s = look[slot]!;
+    x0 = freqs[s]! * (x0 >>> SCALE_BITS) + slot - start[s]!;
+    while (x0 < L) x0 = ((x0 << 8) | buf[p++]!) >>> 0;
+    out[i] = s;
+  }
+  if (p !== end || x0 !== L || x1 !== L) fail("codec_corrupt", "rANS stream inconsistent");
+  return out;
+}

@@ -1,0 +1,65 @@
+import type { ChamberName, Level } from "../chambers/types.js";
+import type { Profile } from "./profile.js";
+
+export interface Route {
+  /** the chamber tried first */
+  chamber: ChamberName;
+  /** every chamber tried, in order; the smallest output wins */
+  candidates: ChamberName[];
+  /** short label, e.g. "omni/zrw" */
+  label: string;
+  reason: string;
+}
+
+/**
+ * Candidates per data class and level. `max` adds the general chamber (best of brotli-11,
+ * zstd-19, xz-9) to every class so the result is never larger than those backends; `balanced`
+ * keeps only chambers that decode fast (no context mixing, no xz); `fast` tries one chamber.
+ */
+export function routeProfile(p: Profile, level: Level): Route {
+  const f = p.feats;
+  let cands: ChamberName[];
+  let why: string;
+  switch (p.data_class) {
+    case "empty":
+      cands = ["high_entropy"];
+      why = "empty input";
+      break;
+    case "int32":
+      cands = ["zrw", "general"];
+      why = `int32 array (${pct(f.int32Small)} of values within ±2^24)`;
+      break;
+    case "timestamps":
+      cands = ["delta", "zrw", "general"];
+      why = `monotonic int32 sequence (${pct(f.monotonic)} non-decreasing steps)`;
+      break;
+    case "float64":
+    case "float32":
+      cands = ["float", "general"];
+      why = `${p.data_class} array (${pct(f.decimal)} of sampled values are short decimals)`;
+      break;
+    case "json":
+      cands = level === "max" ? ["json_residual", "general"] : ["json_residual", "general"];
+      why = "JSON document (parses); keys and structure split from column-grouped values";
+      break;
+    case "csv":
+    case "text":
+      cands = level === "max" ? ["text", "general"] : ["general"];
+      why = `${p.data_class === "csv" ? "CSV / delimited" : "UTF-8"} text (${pct(f.printable)} printable)`;
+      break;
+    case "high_entropy":
+      cands = f.h0 > 7.99 || f.magic ? ["high_entropy"] : ["high_entropy", "general"];
+      why = `already compressed or random (order-0 entropy ${f.h0} bits/byte${f.magic ? `, ${f.magic} signature` : ""})`;
+      break;
+    default:
+      cands = level === "max" ? ["general", "text"] : ["general"];
+      why = `binary data${f.stride ? ` with a ${f.stride}-byte record stride` : ""}`;
+  }
+  if (level === "fast") cands = cands.slice(0, 1);
+  if (level === "balanced") cands = cands.filter((c) => c !== "text");
+  if (cands.length === 0) cands = ["general"];
+  const chamber = cands[0]!;
+  return { chamber, candidates: cands, label: `omni/${chamber}`, reason: why };
+}
+
+const pct = (x: number): string => `${Math.round(x * 100)}%`;
