@@ -25,6 +25,8 @@ import { stripeClient } from "./payments/card/stripe.js";
 import { claimRoutes } from "./payments/manual/routes.js";
 import { ClaimService } from "./payments/manual/service.js";
 import { paymentsMatrixRoutes } from "./payments/matrix/routes.js";
+import { x402Routes } from "./payments/x402/routes.js";
+import { X402Service } from "./payments/x402/service.js";
 import { payPages } from "./web/pages/pay.js";
 
 export interface AppOptions {
@@ -42,6 +44,7 @@ export interface Services {
   orders: OrderService;
   card: CardService;
   claims: ClaimService;
+  x402: X402Service;
   metrics: Metrics;
   routes: RouteTable;
 }
@@ -126,8 +129,12 @@ export async function buildApp(options: AppOptions): Promise<App> {
   const requireAdmin = adminGuard(config.adminToken);
   const card = new CardService(db.kysely, orders, catalog, config, stripeClient(config));
   const claims = new ClaimService(db.kysely, orders, catalog, config);
+  // Reads the Base chain id (refuses to start on a mismatch) and sets up the facilitator.
+  const x402 = new X402Service(db.kysely, config, catalog, orders, app.log);
+  await x402.init();
+  app.addHook("onClose", async () => x402.stop());
 
-  const services: Services = { config, db, catalog, orders, card, claims, metrics, routes };
+  const services: Services = { config, db, catalog, orders, card, claims, x402, metrics, routes };
   app.decorate("services", services);
 
   opsRoutes(app, { db, metrics });
@@ -136,11 +143,14 @@ export async function buildApp(options: AppOptions): Promise<App> {
   licenseRoutes(app, { licenses: new LicenseService(db.kysely, catalog) });
   cardRoutes(app, { card });
   claimRoutes(app, { claims });
+  x402Routes(app, { x402, config });
   adminRoutes(app, { db: db.kysely, orders, claims, card, requireAdmin });
   payPages(app, { catalog, config, card, claims });
   paymentsMatrixRoutes(app, { config, catalog, routes });
   discoveryRoutes(app, { config, catalog, routes });
 
   await app.ready();
+  // Recover x402 proofs left between settlement and order (crash, timeout), then keep reconciling.
+  await x402.start(config.env === "test" ? 0 : 30_000);
   return app;
 }

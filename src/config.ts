@@ -84,6 +84,7 @@ const envSchema = z.object({
   X402_FACILITATOR_URL: url("hosted x402 facilitator"),
   X402_MIN_CONFIRMATIONS: intIn(0, 1000, 1),
   X402_TX_MAX_AGE_SECONDS: intIn(60, 30 * 24 * 3600, 24 * 3600),
+  X402_SETTLE_TIMEOUT_SECONDS: intIn(1, 300, 25),
 
   // card rails (Stripe)
   STRIPE_SECRET_KEY: optionalString.refine((v) => v === undefined || /^(sk|rk)_(test|live)_[A-Za-z0-9]+$/.test(v), {
@@ -121,6 +122,8 @@ export interface Config {
     facilitatorUrl: string | undefined;
     minConfirmations: number;
     txMaxAgeSeconds: number;
+    /** Longest wait for a settlement before answering 202 (outcome unknown, reconciled later). */
+    settleTimeoutSeconds: number;
   };
   stripe: {
     secretKey: string | undefined;
@@ -204,6 +207,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       facilitatorUrl: e.X402_FACILITATOR_URL,
       minConfirmations: e.X402_MIN_CONFIRMATIONS,
       txMaxAgeSeconds: e.X402_TX_MAX_AGE_SECONDS,
+      settleTimeoutSeconds: e.X402_SETTLE_TIMEOUT_SECONDS,
     },
     stripe: {
       secretKey: e.STRIPE_SECRET_KEY,

@@ -5,6 +5,7 @@
 import type { OrderTables } from "../orders/tables.js";
 import type { CardTables } from "../payments/card/tables.js";
 import type { ClaimTables } from "../payments/manual/tables.js";
+import type { X402Tables } from "../payments/x402/tables.js";
 import type { SettingsTables } from "./settings.js";
 
-export interface Database extends SettingsTables, OrderTables, CardTables, ClaimTables {}
+export interface Database extends SettingsTables, OrderTables, CardTables, ClaimTables, X402Tables {}

@@ -3,9 +3,11 @@
  * Never edit a migration that has shipped: add a new one.
  */
 import * as m0001 from "./0001_foundation.js";
+import * as m0002 from "./0002_x402_payments.js";
 import * as m0003 from "./0003_human_payments.js";
 
 export const migrations = {
   "0001_foundation": m0001,
+  "0002_x402_payments": m0002,
   "0003_human_payments": m0003,
 };

@@ -1,9 +1,9 @@
+import { generateKeyPairSigner } from "@solana/kit";
 import { x402Client } from "@x402/core/client";
 import { x402Facilitator } from "@x402/core/facilitator";
+import { toFacilitatorSvmSigner } from "@x402/svm";
 import { ExactSvmScheme as SvmClient } from "@x402/svm/exact/client";
 import { ExactSvmScheme as SvmFacilitator } from "@x402/svm/exact/facilitator";
-import { toFacilitatorSvmSigner } from "@x402/svm";
-import { generateKeyPairSigner } from "@solana/kit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type EvmChain, startAnvil } from "../../support/chains/evm.js";
 import { type SvmChain, startLiteSvm } from "../../support/chains/svm.js";
@@ -47,7 +47,11 @@ describe("litesvm rpc", () => {
       extra: { feePayer: feePayer.address },
     };
     const client = new x402Client().register("solana:*", new SvmClient(buyer, { rpcUrl: chain.rpcUrl }));
-    const payload = await client.createPaymentPayload({ x402Version: 2, resource: { url: "http://x/y" }, accepts: [req] });
+    const payload = await client.createPaymentPayload({
+      x402Version: 2,
+      resource: { url: "http://x/y" },
+      accepts: [req],
+    });
     const v = await fac.verify(payload, req);
     expect(v.isValid).toBe(true);
     const s = await fac.settle(payload, req);

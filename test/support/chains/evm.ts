@@ -141,7 +141,14 @@ export async function startAnvil(opts: { chainId?: number; at?: string } = {}): 
   await rpc("anvil_setCode", [usdc, runtime]);
 
   const mint = async (to: `0x${string}`, amount: bigint) => {
-    const hash = await wallet.writeContract({ address: usdc, abi, functionName: "mint", args: [to, amount], account, chain });
+    const hash = await wallet.writeContract({
+      address: usdc,
+      abi,
+      functionName: "mint",
+      args: [to, amount],
+      account,
+      chain,
+    });
     await publicClient.waitForTransactionReceipt({ hash });
   };
   return {
@@ -161,7 +168,12 @@ export async function startAnvil(opts: { chainId?: number; at?: string } = {}): 
     },
     mint,
     async balanceOf(who) {
-      return (await publicClient.readContract({ address: usdc, abi, functionName: "balanceOf", args: [who] })) as bigint;
+      return (await publicClient.readContract({
+        address: usdc,
+        abi,
+        functionName: "balanceOf",
+        args: [who],
+      })) as bigint;
     },
     async transfersTo(to) {
       const logs = await publicClient.getContractEvents({

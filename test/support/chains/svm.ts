@@ -187,7 +187,12 @@ export async function startLiteSvm(): Promise<SvmChain> {
         }
         return {
           context: context(),
-          value: { err: null, logs: res.meta().logs(), accounts: null, unitsConsumed: Number(res.meta().computeUnitsConsumed()) },
+          value: {
+            err: null,
+            logs: res.meta().logs(),
+            accounts: null,
+            unitsConsumed: Number(res.meta().computeUnitsConsumed()),
+          },
         };
       } finally {
         svm.withSigverify(true);
@@ -211,7 +216,13 @@ export async function startLiteSvm(): Promise<SvmChain> {
         value: sigs.map((s) => {
           const st = statuses.get(s);
           return st
-            ? { slot: st.slot, confirmations: null, err: st.err, status: st.err ? { Err: st.err } : { Ok: null }, confirmationStatus: "finalized" }
+            ? {
+                slot: st.slot,
+                confirmations: null,
+                err: st.err,
+                status: st.err ? { Err: st.err } : { Ok: null },
+                confirmationStatus: "finalized",
+              }
             : null;
         }),
       };

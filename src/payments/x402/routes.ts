@@ -1,0 +1,169 @@
+import { z } from "zod";
+import type { Config } from "../../config.js";
+import { problemSchema } from "../../http/problem.js";
+import type { App } from "../../http/types.js";
+import { ATOMIC_UNITS_NOTE, CLIENT_CAP_NOTE, PAID_OPERATIONS } from "./discovery.js";
+import { paymentHeader } from "./proof.js";
+import type { X402Service } from "./service.js";
+
+const acceptSchema = z
+  .object({
+    scheme: z.literal("exact"),
+    network: z.string(),
+    maxAmountRequired: z.string().describe("atomic USDC units (6 decimals), decimal string"),
+    amount: z.string(),
+    asset: z.string(),
+    payTo: z.string(),
+    resource: z.string(),
+    description: z.string(),
+    mimeType: z.string(),
+    maxTimeoutSeconds: z.number().int(),
+    extra: z.record(z.string(), z.string()),
+    decimals: z.number().int(),
+    chain: z.enum(["solana", "base"]),
+  })
+  .catchall(z.unknown());
+
+export const challengeSchema = z
+  .object({
+    x402Version: z.literal(1),
+    error: z.string(),
+    accepts: z.array(acceptSchema),
+  })
+  .catchall(z.unknown())
+  .describe("x402 challenge (v1-style body; the v2 PaymentRequired is base64 in the PAYMENT-REQUIRED header)");
+
+export const purchaseSchema = z.object({
+  order_id: z.string(),
+  access_url: z.string().describe("opens the entitlement: JSON for agents, HTML for browsers"),
+  sku: z.string(),
+  amount_usd: z.string(),
+  rail: z.string(),
+  transaction: z.string().describe("settlement transaction (Base tx hash or Solana signature)"),
+});
+
+const pendingSchema = z
+  .object({ status: z.literal(202), code: z.string(), detail: z.string(), retry_after: z.number().int() })
+  .catchall(z.unknown())
+  .describe("settlement outcome not known yet: retry with the SAME proof after Retry-After seconds; never pay again");
+
+export const purchaseBodySchema = z
+  .object({
+    sku: z
+      .string()
+      .trim()
+      .min(1)
+      .max(100)
+      .optional()
+      .describe("sku or alias; without it the answer is the catalog-wide 402"),
+    email: z.email().max(254).nullish(),
+    note: z.string().max(500).nullish().describe("free text; `agent:<id>` records the buying agent's id"),
+  })
+  .nullish();
+
+export function x402PaymentInfo(config: Config) {
+  return {
+    protocols: ["x402"],
+    pricing: { mode: "fixed-per-sku", currency: "USD", catalog: `${config.baseUrl}/api/x402-products` },
+    headers: {
+      request: ["PAYMENT-SIGNATURE", "X-PAYMENT"],
+      challenge: "PAYMENT-REQUIRED",
+      response: ["PAYMENT-RESPONSE", "X-PAYMENT-RESPONSE"],
+    },
+    rails: ["eip155:8453 (Base USDC)", "solana-mainnet-beta (Solana USDC)"],
+    units: ATOMIC_UNITS_NOTE,
+    client_cap: CLIENT_CAP_NOTE,
+  };
+}
+
+export function x402Routes(app: App, deps: { x402: X402Service; config: Config }) {
+  const { x402, config } = deps;
+
+  app.register(async (scope) => {
+    // An unpaid POST with an empty body must get the 402 (crawlers probe it that way), even
+    // when it says Content-Type: application/json: treat an empty JSON body as absent.
+    scope.removeContentTypeParser("application/json");
+    scope.addContentTypeParser("application/json", { parseAs: "string" }, (_req, body, done) => {
+      const text = typeof body === "string" ? body : body.toString("utf8");
+      if (text.trim() === "") return done(null, null);
+      try {
+        done(null, JSON.parse(text));
+      } catch (err) {
+        done(err as Error, undefined);
+      }
+    });
+
+    scope.post(
+      "/api/x402-products",
+      {
+        schema: {
+          summary: "Buy one SKU with x402 (402 challenge, then retry with the payment proof)",
+          description:
+            "Without a payment header: 402 with `accepts[]` (one entry per configured rail) and the v2 `PAYMENT-REQUIRED` header; an empty body gets the catalog-wide challenge. With the proof in `PAYMENT-SIGNATURE` or `X-PAYMENT`: verified, settled on chain, then 200 with the order. 202 + Retry-After when the settlement outcome is not known yet (retry with the same proof; never pay twice).",
+          tags: ["x402"],
+          security: [{}, { x402Payment: [] }],
+          body: purchaseBodySchema,
+          "x-payment-info": x402PaymentInfo(config),
+          response: {
+            200: purchaseSchema,
+            202: pendingSchema,
+            400: problemSchema,
+            402: challengeSchema,
+            404: problemSchema,
+            409: problemSchema,
+            410: problemSchema,
+            503: problemSchema,
+          },
+        } as never,
+      },
+      async (request, reply) => {
+        const body = (request.body ?? {}) as z.infer<NonNullable<typeof purchaseBodySchema>> & object;
+        const header = paymentHeader(request.headers as Record<string, string | undefined>);
+        const outcome = await x402.purchase(body ?? {}, header?.value);
+        if (outcome.kind === "challenge") {
+          return reply.code(402).headers(outcome.challenge.headers).send(outcome.challenge.body);
+        }
+        if (outcome.kind === "pending") {
+          return reply.code(202).headers(outcome.pending.headers).send(outcome.pending.body);
+        }
+        return reply.code(200).headers(outcome.purchase.headers).send(outcome.purchase.body);
+      },
+    );
+  });
+
+  app.get(
+    "/.well-known/x402",
+    {
+      schema: {
+        summary: "x402 resources offered by this origin (x402scan format)",
+        tags: ["x402", "discovery"],
+        response: {
+          200: z.object({
+            version: z.literal(1),
+            resources: z.array(z.string()),
+            instructions: z.string(),
+          }),
+        },
+      },
+    },
+    async () => ({
+      version: 1 as const,
+      resources: PAID_OPERATIONS.map((op) => `${config.baseUrl}${op.path}`),
+      instructions: [
+        "# Paying Lab Phi with x402",
+        "",
+        ...PAID_OPERATIONS.map(
+          (op) => `- \`${op.method} ${op.path}\` — ${op.summary} Body: ${op.body}. Pricing: ${op.pricing}.`,
+        ),
+        "",
+        "Rails: USDC on Base (`eip155:8453`, EIP-3009 `exact`, or the hash of a confirmed USDC transfer) and USDC on Solana (`solana-mainnet-beta` / `solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp`, a serialized TransferChecked transaction).",
+        "Send the proof in `PAYMENT-SIGNATURE` (v2) or `X-PAYMENT` (v1/v2); the 402 carries `PAYMENT-REQUIRED`, success carries `PAYMENT-RESPONSE` and `X-PAYMENT-RESPONSE`.",
+        ATOMIC_UNITS_NOTE,
+        CLIENT_CAP_NOTE,
+        x402.configured() ? "" : "No rail is configured on this instance right now: paid operations answer 503.",
+      ]
+        .filter((l, i, all) => l !== "" || i < all.length - 1)
+        .join("\n"),
+    }),
+  );
+}

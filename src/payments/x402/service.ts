@@ -1,0 +1,827 @@
+import { createHash } from "node:crypto";
+import { encodePaymentRequiredHeader, encodePaymentResponseHeader } from "@x402/core/http";
+import type { PaymentPayload, PaymentRequirements, SettleResponse } from "@x402/core/types";
+import type { FastifyBaseLogger } from "fastify";
+import type { Kysely } from "kysely";
+import type { Catalog, Product } from "../../catalog/service.js";
+import type { Config } from "../../config.js";
+import { isUniqueViolation, nowIso } from "../../db/database.js";
+import type { Database } from "../../db/schema.js";
+import { badRequest, conflict, Problem, unavailable } from "../../http/problem.js";
+import type { OrderService } from "../../orders/service.js";
+import type { OrderRow } from "../../orders/tables.js";
+import { authorizationOutcome, balanceOf, checkTransferTx, precheckEip3009, type Rejection } from "./evm.js";
+import { type Eip3009Payload, type ParsedProof, parsePaymentHeader } from "./proof.js";
+import { centsToAtomic, MAX_TIMEOUT_SECONDS, SOLANA_MAINNET_CAIP2, type X402Rail } from "./rails.js";
+import { type AcceptEntry, acceptEntry, configuredRails, type V2Requirements, v2Requirements } from "./requirements.js";
+import { Settlement, type SettleOutcome } from "./settlement.js";
+import { proofStore } from "./store.js";
+import {
+  broadcastAndConfirm,
+  checkSvmTransaction,
+  confirmSignature,
+  expectedSignature,
+  signatureStatus,
+} from "./svm.js";
+import type { PaymentProofRow } from "./tables.js";
+
+/**
+ * Agent purchases over x402: challenge, proof checks, settlement, exactly-once grant,
+ * pending outcomes and reconciliation. Orders are created only through OrderService.grant,
+ * inside the same transaction that marks the proof settled and granted.
+ */
+
+export interface PurchaseRequest {
+  sku?: string | null | undefined;
+  email?: string | null | undefined;
+  note?: string | null | undefined;
+}
+
+export interface Challenge {
+  body: {
+    x402Version: 1;
+    error: string;
+    accepts: AcceptEntry[];
+    type: string;
+    title: string;
+    status: 402;
+    code: string;
+    detail: string;
+  };
+  headers: Record<string, string>;
+}
+
+export interface Purchase {
+  body: {
+    order_id: string;
+    access_url: string;
+    sku: string;
+    amount_usd: string;
+    rail: string;
+    transaction: string;
+  };
+  headers: Record<string, string>;
+  /** false when this was an idempotent replay of an already granted proof. */
+  created: boolean;
+}
+
+export interface Pending {
+  body: {
+    type: string;
+    title: string;
+    status: 202;
+    code: string;
+    detail: string;
+    proof_state: string;
+    retry_after: number;
+  };
+  headers: Record<string, string>;
+}
+
+export type PurchaseOutcome =
+  | { kind: "challenge"; challenge: Challenge }
+  | { kind: "granted"; purchase: Purchase }
+  | { kind: "pending"; pending: Pending };
+
+const RETRY_AFTER_SECONDS = 5;
+const AGENT_NOTE = /^agent:([A-Za-z0-9._:@-]{1,200})$/;
+
+interface Ctx {
+  product: Product;
+  rail: X402Rail & { payTo: string };
+  requirements: V2Requirements;
+  request: { email: string | null; note: string | null; agent_id: string | null };
+}
+
+export interface X402TestHooks {
+  /** Runs after a successful settlement, before the order is written (crash simulation). */
+  afterSettle?: (proofKey: string) => Promise<void>;
+}
+
+export class X402Service {
+  readonly settlement: Settlement;
+  readonly hooks: X402TestHooks = {};
+  private timer: NodeJS.Timeout | undefined;
+  private reconciling: Promise<void> | undefined;
+
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly config: Config,
+    private readonly catalog: Catalog,
+    private readonly orders: OrderService,
+    private readonly log: FastifyBaseLogger,
+  ) {
+    this.settlement = new Settlement(config);
+  }
+
+  /** Chain-id check (throws StartupError on a mismatch), facilitator set-up. */
+  async init(): Promise<void> {
+    await this.settlement.init();
+  }
+
+  /** Start-up reconciliation, then a periodic pass every `everyMs` (0 = none). */
+  async start(everyMs = 30_000): Promise<void> {
+    await this.reconcile({ startup: true });
+    if (everyMs > 0) {
+      this.timer = setInterval(() => {
+        void this.reconcile({ startup: false });
+      }, everyMs);
+      this.timer.unref();
+    }
+  }
+
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+    await this.reconciling?.catch(() => {});
+  }
+
+  configured(): boolean {
+    return configuredRails(this.config).length > 0;
+  }
+
+  private resourceUrl(): string {
+    return `${this.config.baseUrl}/api/x402-products`;
+  }
+
+  /** The 402 challenge for one product, or catalog-wide (every SKU on every rail) without one. */
+  challenge(product: Product | undefined, error?: { code: string; detail: string }): Challenge {
+    const rails = configuredRails(this.config);
+    if (rails.length === 0) {
+      throw unavailable(
+        "x402_not_configured",
+        "No x402 rail is configured (PAY_TO_BASE / PAY_TO_SOLANA); nothing can be sold to agents.",
+      );
+    }
+    const feePayer = this.settlement.feePayer();
+    const products = product ? [product] : this.catalog.list();
+    const ctx = { config: this.config, feePayer, resource: this.resourceUrl() };
+    const accepts: AcceptEntry[] = [];
+    const v2: V2Requirements[] = [];
+    for (const p of products) {
+      for (const rail of rails) {
+        const entry = acceptEntry(rail, p, ctx);
+        if (!product) {
+          entry.description = `Send { "sku": "${p.sku}" } with this payment. ${entry.description}`;
+          entry.outputSchema = {
+            input: { type: "http", method: "POST", discoverable: true, bodyType: "json", body: { sku: p.sku } },
+          };
+        }
+        accepts.push(entry);
+        v2.push(v2Requirements(rail, entry.maxAmountRequired, feePayer));
+      }
+    }
+    const code = error?.code ?? "payment_required";
+    const detail =
+      error?.detail ??
+      (product
+        ? `Pay ${product.amountUsd} USD (${centsToAtomic(product.amountCents)} atomic USDC units) on one of the accepted rails, then repeat this request with the proof in PAYMENT-SIGNATURE or X-PAYMENT.`
+        : 'Send { "sku": "<sku or alias>" } to get the challenge for one product; every product and rail is listed in accepts.');
+    const paymentRequired = {
+      x402Version: 2,
+      error: code,
+      resource: {
+        url: this.resourceUrl(),
+        description: product ? `${product.name} (${product.sku})` : "Lab Phi catalog: POST { sku } to buy one product",
+        mimeType: "application/json",
+      },
+      accepts: v2 as unknown as PaymentRequirements[],
+    };
+    return {
+      body: {
+        x402Version: 1,
+        error: code,
+        accepts,
+        type: `https://labphi.dev/problems/${code}`,
+        title: "Payment Required",
+        status: 402,
+        code,
+        detail,
+      },
+      headers: {
+        "PAYMENT-REQUIRED": encodePaymentRequiredHeader(paymentRequired as never),
+        "Cache-Control": "no-store",
+      },
+    };
+  }
+
+  /** A 402 refusal carrying the reason and the (unchanged) challenge. */
+  private refusal(product: Product, r: Rejection): Problem {
+    const c = this.challenge(product, { code: r.reason, detail: r.detail });
+    const { type: _t, title: _ti, status: _s, code: _c, detail: _d, ...x402 } = c.body;
+    return new Problem(402, r.reason, r.detail, x402, c.headers);
+  }
+
+  async purchase(input: PurchaseRequest, header: string | undefined): Promise<PurchaseOutcome> {
+    if (header === undefined) {
+      const product = input.sku ? this.catalog.resolve(input.sku) : undefined;
+      return { kind: "challenge", challenge: this.challenge(product) };
+    }
+    if (!input.sku) throw badRequest("sku_required", 'The body must name the product: { "sku": "<sku or alias>" }.');
+    const product = this.catalog.resolve(input.sku);
+    if (!this.configured()) {
+      throw unavailable("x402_not_configured", "No x402 rail is configured; payments cannot be accepted.");
+    }
+    const proof = parsePaymentHeader(header, this.config.x402.baseChainId);
+    const rail = configuredRails(this.config).find((r) => r.chain === proof.chain);
+    if (!rail) {
+      throw badRequest(
+        "rail_not_configured",
+        `The ${proof.chain} rail is not configured here; pay on one of the rails in accepts.`,
+      );
+    }
+    await this.settlement.refresh();
+    const email = input.email ?? null;
+    const note = input.note ?? null;
+    const agent = note ? AGENT_NOTE.exec(note) : null;
+    const ctx: Ctx = {
+      product,
+      rail,
+      requirements: v2Requirements(rail, centsToAtomic(product.amountCents), this.settlement.feePayer()),
+      request: { email, note, agent_id: agent?.[1] ?? null },
+    };
+    const fingerprint = createHash("sha256")
+      .update(JSON.stringify([product.sku, email, note]))
+      .digest("hex");
+    const prepared = await this.prepare(proof, ctx);
+    if ("pending" in prepared) return { kind: "pending", pending: prepared.pending };
+    const at = nowIso();
+    const row: PaymentProofRow = {
+      proof_key: prepared.proofKey,
+      kind: proof.kind,
+      rail: rail.id,
+      network: ctx.requirements.network,
+      sku: product.sku,
+      amount_cents: product.amountCents,
+      amount_units: ctx.requirements.amount,
+      payer: prepared.payer,
+      request_fingerprint: fingerprint,
+      request: JSON.stringify(ctx.request),
+      state: "reserved",
+      payload: JSON.stringify(prepared.payload),
+      requirements: JSON.stringify(ctx.requirements),
+      expected_tx: prepared.expectedTx,
+      settlement_tx: null,
+      order_id: null,
+      settle_response: null,
+      error_reason: null,
+      error_detail: null,
+      attempts: 0,
+      created_at: at,
+      updated_at: at,
+      settled_at: null,
+    };
+    const won = await proofStore.reserve(this.db, row);
+    if (!won) return this.existing(row, product);
+    return this.settleAndGrant(row, product, "live");
+  }
+
+  /** Kind-specific local checks; returns the proof key and what to store, or a pending answer. */
+  private async prepare(
+    proof: ParsedProof,
+    ctx: Ctx,
+  ): Promise<
+    { proofKey: string; payer: string | null; payload: unknown; expectedTx: string | null } | { pending: Pending }
+  > {
+    const { product, requirements: req } = ctx;
+    const chainId = this.config.x402.baseChainId;
+    const need = (kind: Parameters<Settlement["unavailable"]>[0]) => {
+      const why = this.settlement.unavailable(kind);
+      if (why) {
+        throw unavailable(
+          "settlement_unavailable",
+          `Payments on this rail cannot be settled right now: ${why}. Nothing was charged; retry later.`,
+          {
+            retry_after: 30,
+          },
+        );
+      }
+    };
+    if (proof.kind === "evm_eip3009") {
+      need("evm_eip3009");
+      const rejection = await precheckEip3009(proof.payload, req, chainId, proof.accepted, MAX_TIMEOUT_SECONDS);
+      if (rejection) throw this.refusal(product, rejection);
+      const client = this.settlement.evmClient;
+      if (client) {
+        const balance = await balanceOf(client, req.asset, proof.payload.authorization.from).catch(() => undefined);
+        if (balance !== undefined && balance < BigInt(req.amount)) {
+          throw this.refusal(product, {
+            reason: "insufficient_funds",
+            detail: `The payer holds ${balance} atomic units, less than the price ${req.amount}.`,
+          });
+        }
+      }
+      const a = proof.payload.authorization;
+      return {
+        proofKey: `evm:${chainId}:${req.asset.toLowerCase()}:${a.from.toLowerCase()}:${a.nonce.toLowerCase()}`,
+        payer: a.from.toLowerCase(),
+        payload: { x402Version: 2, accepted: req, payload: proof.payload },
+        expectedTx: null,
+      };
+    }
+    if (proof.kind === "evm_tx") {
+      need("evm_tx");
+      const client = this.settlement.evmClient;
+      if (!client) throw unavailable("settlement_unavailable", "BASE_RPC_URL is not configured.");
+      let check: Awaited<ReturnType<typeof checkTransferTx>>;
+      try {
+        check = await checkTransferTx(client, {
+          hash: proof.txHash,
+          asset: req.asset,
+          payTo: req.payTo,
+          amount: req.amount,
+          minConfirmations: this.config.x402.minConfirmations,
+          maxAgeSeconds: this.config.x402.txMaxAgeSeconds,
+        });
+      } catch (err) {
+        throw unavailable(
+          "settlement_unavailable",
+          `The Base RPC could not be read: ${(err as Error).message.split("\n")[0]}`,
+        );
+      }
+      if (check.status === "pending")
+        return { pending: this.pendingAnswer("transaction_not_confirmed", check.detail, "unconfirmed") };
+      if (check.status === "failed") throw this.refusal(product, check);
+      return {
+        proofKey: `evm:${chainId}:tx:${proof.txHash}:${check.logIndex}`,
+        payer: check.from.toLowerCase(),
+        payload: { txHash: proof.txHash, logIndex: check.logIndex },
+        expectedTx: proof.txHash,
+      };
+    }
+    const checked = await checkSvmTransaction(proof.transaction, req, this.settlement.feePayer());
+    if ("rejection" in checked) throw this.refusal(product, checked.rejection);
+    need(checked.tx.fullySigned ? "svm_full" : "svm_partial");
+    const expectedTx = await expectedSignature(checked.tx, this.settlement.svmFeePayer);
+    return {
+      proofKey: `svm:${SOLANA_MAINNET_CAIP2.slice(7)}:${checked.tx.messageHash}`,
+      payer: checked.tx.payer,
+      payload: {
+        x402Version: 2,
+        accepted: req,
+        payload: { transaction: proof.transaction },
+        fullySigned: checked.tx.fullySigned,
+      },
+      expectedTx: expectedTx ?? null,
+    };
+  }
+
+  private pendingAnswer(code: string, detail: string, state: string): Pending {
+    return {
+      body: {
+        type: `https://labphi.dev/problems/${code}`,
+        title: "Accepted",
+        status: 202,
+        code,
+        detail: `${detail} Retry the same request with the SAME proof after ${RETRY_AFTER_SECONDS} seconds; do not pay again.`,
+        proof_state: state,
+        retry_after: RETRY_AFTER_SECONDS,
+      },
+      headers: { "Retry-After": String(RETRY_AFTER_SECONDS), "Cache-Control": "no-store" },
+    };
+  }
+
+  /** The proof key was already reserved: replay, conflict, retry or in-progress. */
+  private async existing(mine: PaymentProofRow, product: Product): Promise<PurchaseOutcome> {
+    const row = await proofStore.get(this.db, mine.proof_key);
+    if (!row) throw new Error("x402: reserved proof vanished");
+    if (row.request_fingerprint !== mine.request_fingerprint) {
+      throw conflict(
+        "payment_proof_already_used",
+        "This payment proof was already used for another purchase (different sku or body); a proof buys one order only.",
+        { proof_state: row.state, ...(row.order_id ? { order_id: row.order_id } : {}) },
+      );
+    }
+    switch (row.state) {
+      case "granted":
+        return { kind: "granted", purchase: await this.replay(row) };
+      case "failed": {
+        // Retry of a failed proof with the same body (e.g. after a settlement outage): claim it again.
+        const claimed = await proofStore.transition(this.db, row.proof_key, ["failed"], "reserved", {
+          error_reason: null,
+          error_detail: null,
+          requirements: mine.requirements,
+          payload: mine.payload,
+          expected_tx: mine.expected_tx ?? row.expected_tx,
+        });
+        if (!claimed)
+          return {
+            kind: "pending",
+            pending: this.pendingAnswer("payment_in_progress", "This payment is being settled.", row.state),
+          };
+        const fresh = await proofStore.get(this.db, row.proof_key);
+        if (!fresh) throw new Error("x402: proof vanished");
+        return this.settleAndGrant(fresh, product, "live");
+      }
+      case "pending_unknown": {
+        await this.reconcileRow(row, "retry");
+        const after = await proofStore.get(this.db, row.proof_key);
+        if (after?.state === "granted") return { kind: "granted", purchase: await this.replay(after) };
+        if (after?.state === "failed") {
+          throw this.refusal(product, {
+            reason: after.error_reason ?? "settlement_failed",
+            detail: after.error_detail ?? "Settlement failed.",
+          });
+        }
+        return {
+          kind: "pending",
+          pending: this.pendingAnswer(
+            "payment_settlement_pending",
+            "The settlement outcome is not known yet.",
+            after?.state ?? row.state,
+          ),
+        };
+      }
+      default:
+        return {
+          kind: "pending",
+          pending: this.pendingAnswer(
+            "payment_in_progress",
+            "This payment proof is being settled by another request.",
+            row.state,
+          ),
+        };
+    }
+  }
+
+  private async replay(row: PaymentProofRow): Promise<Purchase> {
+    if (!row.order_id) throw new Error("x402: granted proof without order");
+    const order = await this.orders.get(row.order_id);
+    const response = row.settle_response ? (JSON.parse(row.settle_response) as SettleResponse) : undefined;
+    return this.purchaseAnswer(order, row, response, false);
+  }
+
+  private purchaseAnswer(
+    order: OrderRow,
+    row: PaymentProofRow,
+    response: SettleResponse | undefined,
+    created: boolean,
+  ): Purchase {
+    const settle: SettleResponse = response ?? {
+      success: true,
+      transaction: order.transaction_ref ?? "",
+      network: row.network as never,
+      payer: row.payer ?? "",
+    };
+    const encoded = encodePaymentResponseHeader(settle);
+    return {
+      body: {
+        order_id: order.id,
+        access_url: this.orders.accessUrl(order.id),
+        sku: order.sku,
+        amount_usd: this.orders.view(order).amount_usd,
+        rail: order.rail,
+        transaction: order.transaction_ref ?? "",
+      },
+      headers: {
+        "PAYMENT-RESPONSE": encoded,
+        "X-PAYMENT-RESPONSE": encoded,
+        "Cache-Control": "private, no-store",
+      },
+      created,
+    };
+  }
+
+  /** Runs the settlement of a reserved (or reclaimed) proof and grants on success. */
+  private async settleAndGrant(
+    row: PaymentProofRow,
+    product: Product,
+    source: "live" | "reconcile" | "retry",
+  ): Promise<PurchaseOutcome> {
+    const claimed = await proofStore.transition(this.db, row.proof_key, ["reserved"], "settling");
+    if (!claimed) {
+      return {
+        kind: "pending",
+        pending: this.pendingAnswer("payment_in_progress", "This payment is being settled.", "settling"),
+      };
+    }
+    await proofStore.bumpAttempts(this.db, row.proof_key);
+    const outcome = await this.runSettlement(row);
+    return this.applyOutcome(row, product, outcome, source);
+  }
+
+  private async runSettlement(row: PaymentProofRow): Promise<SettleOutcome> {
+    const payload = JSON.parse(row.payload) as Record<string, unknown>;
+    const requirements = JSON.parse(row.requirements) as PaymentRequirements;
+    if (row.kind === "evm_tx") {
+      return {
+        status: "success",
+        transaction: row.expected_tx ?? "",
+        payer: row.payer ?? "",
+        response: {
+          success: true,
+          transaction: row.expected_tx ?? "",
+          network: row.network as never,
+          payer: row.payer ?? "",
+        },
+      };
+    }
+    if (row.kind === "svm_tx" && payload.fullySigned === true) {
+      const url = this.config.x402.solanaRpcUrl;
+      if (!url || !row.expected_tx) return { status: "unavailable", detail: "SOLANA_RPC_URL is not configured" };
+      const wire = (payload.payload as { transaction: string }).transaction;
+      const b = await broadcastAndConfirm(url, wire, row.expected_tx, this.settlement.settleTimeoutMs).catch(
+        (err: unknown) => ({
+          status: "pending" as const,
+          signature: row.expected_tx ?? "",
+          detail: String((err as Error).message),
+        }),
+      );
+      if (b.status === "success") {
+        return {
+          status: "success",
+          transaction: b.signature,
+          payer: row.payer ?? "",
+          response: { success: true, transaction: b.signature, network: row.network as never, payer: row.payer ?? "" },
+        };
+      }
+      if (b.status === "failed")
+        return {
+          status: "failed",
+          reason: b.reason,
+          detail: b.detail,
+          ...(b.signature ? { transaction: b.signature } : {}),
+        };
+      return { status: "pending", transaction: b.signature, detail: b.detail };
+    }
+    const p: PaymentPayload = {
+      x402Version: 2,
+      accepted: payload.accepted as PaymentRequirements,
+      payload: payload.payload as Record<string, unknown>,
+    };
+    return this.settlement.settleViaFacilitator(p, requirements);
+  }
+
+  private async applyOutcome(
+    row: PaymentProofRow,
+    product: Product,
+    outcome: SettleOutcome,
+    source: "live" | "reconcile" | "retry",
+  ): Promise<PurchaseOutcome> {
+    let o = outcome;
+    // A "failed" EIP-3009 settlement whose nonce is nevertheless used on chain was paid: recover it.
+    if (o.status === "failed" && row.kind === "evm_eip3009") {
+      const recovered = await this.evmOnChain(row).catch(() => undefined);
+      if (recovered?.status === "success") o = recovered;
+    }
+    await proofStore.recordAttempt(this.db, {
+      proof_key: row.proof_key,
+      source,
+      outcome: o.status,
+      transaction: "transaction" in o ? (o.transaction ?? null) : null,
+      reason: o.status === "failed" ? o.reason : null,
+      detail: o.status === "success" ? null : o.detail,
+    });
+    switch (o.status) {
+      case "success": {
+        if (this.hooks.afterSettle) await this.hooks.afterSettle(row.proof_key);
+        const purchase = await this.finalize(row, o.transaction, o.payer, o.response);
+        return { kind: "granted", purchase };
+      }
+      case "failed":
+        await proofStore.transition(this.db, row.proof_key, ["settling"], "failed", {
+          error_reason: o.reason,
+          error_detail: o.detail,
+          ...(o.transaction ? { expected_tx: o.transaction } : {}),
+        });
+        throw this.refusal(product, { reason: o.reason, detail: o.detail });
+      case "pending":
+        await proofStore.transition(this.db, row.proof_key, ["settling"], "pending_unknown", {
+          error_reason: "settlement_pending",
+          error_detail: o.detail,
+          ...(o.transaction ? { expected_tx: o.transaction } : {}),
+        });
+        this.log.warn(
+          { proof_key: row.proof_key, detail: o.detail },
+          "x402 settlement outcome unknown; kept for reconciliation",
+        );
+        return {
+          kind: "pending",
+          pending: this.pendingAnswer(
+            "payment_settlement_pending",
+            "The payment was submitted but its settlement is not confirmed yet.",
+            "pending_unknown",
+          ),
+        };
+      case "unavailable":
+        await proofStore.transition(this.db, row.proof_key, ["settling"], "failed", {
+          error_reason: "settlement_unavailable",
+          error_detail: o.detail,
+        });
+        throw unavailable(
+          "settlement_unavailable",
+          `Settlement is unavailable: ${o.detail}. Nothing was charged; retry later with the same proof.`,
+          {
+            retry_after: 30,
+          },
+        );
+    }
+  }
+
+  /**
+   * Marks the proof settled with its (unique) transaction, grants the order and marks the
+   * proof granted — one database transaction, so a crash leaves either nothing or all of it.
+   */
+  private async finalize(row: PaymentProofRow, tx: string, payer: string, response: SettleResponse): Promise<Purchase> {
+    const request = JSON.parse(row.request) as Ctx["request"];
+    const at = nowIso();
+    try {
+      const result = await this.db.transaction().execute(async (trx) => {
+        const current = await proofStore.get(trx, row.proof_key);
+        if (current && current.state === "granted" && current.order_id) return { replay: current };
+        const other = await proofStore.bySettlementTx(trx, tx);
+        if (other && other.proof_key !== row.proof_key) return { duplicate: other };
+        const settled = await proofStore.transition(
+          trx,
+          row.proof_key,
+          ["settling", "pending_unknown", "reserved", "settled"],
+          "settled",
+          {
+            settlement_tx: tx,
+            settled_at: at,
+            payer: payer || row.payer,
+            settle_response: JSON.stringify(response),
+            error_reason: null,
+            error_detail: null,
+            updated_at: at,
+          },
+        );
+        if (!settled) throw new Error(`x402: proof ${row.proof_key} left the settling state`);
+        const granted = await this.orders.grant(
+          {
+            proofKey: row.proof_key,
+            sku: row.sku,
+            rail: row.rail,
+            amountCents: row.amount_cents,
+            currency: "usd",
+            transactionRef: tx,
+            email: request.email,
+            agentId: request.agent_id,
+            meta: {
+              network: row.network,
+              payer: payer || row.payer,
+              amount_units: row.amount_units,
+              proof_kind: row.kind,
+              note: request.note,
+            },
+          },
+          trx,
+        );
+        await proofStore.transition(trx, row.proof_key, ["settled"], "granted", {
+          order_id: granted.order.id,
+          updated_at: at,
+        });
+        return { order: granted.order, created: granted.created };
+      });
+      if ("replay" in result && result.replay) return this.replay(result.replay);
+      if ("duplicate" in result && result.duplicate) return this.duplicateTx(row, tx);
+      if (!("order" in result) || !result.order) throw new Error("x402: grant returned no order");
+      const fresh = (await proofStore.get(this.db, row.proof_key)) ?? row;
+      return this.purchaseAnswer(result.order, fresh, response, result.created);
+    } catch (err) {
+      if (isUniqueViolation(err)) {
+        const other = await proofStore.bySettlementTx(this.db, tx);
+        if (other && other.proof_key !== row.proof_key) return this.duplicateTx(row, tx);
+        const current = await proofStore.get(this.db, row.proof_key);
+        if (current?.state === "granted") return this.replay(current);
+      }
+      throw err;
+    }
+  }
+
+  private async duplicateTx(row: PaymentProofRow, tx: string): Promise<never> {
+    await proofStore.transition(
+      this.db,
+      row.proof_key,
+      ["settling", "pending_unknown", "reserved", "settled"],
+      "failed",
+      {
+        error_reason: "settlement_transaction_already_used",
+        error_detail: `Transaction ${tx} already paid for another order.`,
+      },
+    );
+    throw conflict(
+      "settlement_transaction_already_used",
+      `Transaction ${tx} has already paid for another order; a transaction buys one order only.`,
+    );
+  }
+
+  /** EVM: was the authorization's nonce used on chain, and by a transfer that paid us? */
+  private async evmOnChain(row: PaymentProofRow): Promise<SettleOutcome | undefined> {
+    const client = this.settlement.evmClient;
+    if (!client) return undefined;
+    const payload = JSON.parse(row.payload) as { payload: Eip3009Payload; accepted: V2Requirements };
+    const req = JSON.parse(row.requirements) as V2Requirements;
+    const a = payload.payload.authorization;
+    const state = await authorizationOutcome(client, req.asset, a.from, a.nonce as `0x${string}`);
+    if (!state.used) {
+      if (BigInt(a.validBefore) <= BigInt(Math.floor(Date.now() / 1000))) {
+        return {
+          status: "failed",
+          reason: "invalid_exact_evm_payload_authorization_valid_before",
+          detail: "The authorization expired unused.",
+        };
+      }
+      return undefined;
+    }
+    if (!state.tx)
+      return { status: "pending", detail: "The authorization was used on chain but its transaction was not found." };
+    const check = await checkTransferTx(client, {
+      hash: state.tx,
+      asset: req.asset,
+      payTo: req.payTo,
+      amount: req.amount,
+      from: a.from,
+      minConfirmations: 1,
+      maxAgeSeconds: Number.MAX_SAFE_INTEGER,
+    });
+    if (check.status === "ok") {
+      return {
+        status: "success",
+        transaction: state.tx,
+        payer: a.from,
+        response: { success: true, transaction: state.tx, network: row.network as never, payer: a.from },
+      };
+    }
+    if (check.status === "pending") return { status: "pending", transaction: state.tx, detail: check.detail };
+    return { status: "failed", reason: check.reason, detail: check.detail, transaction: state.tx };
+  }
+
+  /**
+   * Reconciles proofs whose outcome is not final (crash, timeout). At start-up every unfinished
+   * row is examined; later passes only rows idle for longer than two settlement timeouts.
+   */
+  async reconcile(opts: { startup?: boolean } = {}): Promise<{ examined: number; granted: number; failed: number }> {
+    const run = async () => {
+      const idle = opts.startup ? 0 : 2 * this.settlement.settleTimeoutMs + 5_000;
+      const rows = await proofStore.unfinished(this.db, new Date(Date.now() - idle).toISOString());
+      let granted = 0;
+      let failed = 0;
+      for (const row of rows) {
+        try {
+          await this.reconcileRow(row, "reconcile");
+        } catch (err) {
+          if (!(err instanceof Problem))
+            this.log.error({ err, proof_key: row.proof_key }, "x402 reconciliation failed");
+        }
+        const after = await proofStore.get(this.db, row.proof_key);
+        if (after?.state === "granted") granted++;
+        if (after?.state === "failed") failed++;
+      }
+      if (rows.length > 0) this.log.info({ examined: rows.length, granted, failed }, "x402 reconciliation pass");
+      return { examined: rows.length, granted, failed };
+    };
+    const p = run();
+    this.reconciling = p.then(() => {});
+    return p;
+  }
+
+  /** Decides one unfinished proof from chain state (or by re-settling the same payload). */
+  private async reconcileRow(row: PaymentProofRow, source: "reconcile" | "retry"): Promise<void> {
+    const claimed = await proofStore.transition(this.db, row.proof_key, [row.state], "settling");
+    if (!claimed) return;
+    const product = this.catalog.resolve(row.sku);
+    let outcome: SettleOutcome | undefined;
+    try {
+      if (row.kind === "evm_eip3009") {
+        outcome = await this.evmOnChain(row);
+        if (!outcome && this.settlement.unavailable("evm_eip3009") === undefined)
+          outcome = await this.runSettlement(row);
+      } else if (row.kind === "evm_tx") {
+        outcome = await this.runSettlement(row);
+      } else {
+        outcome = await this.svmOnChain(row);
+        if (!outcome) outcome = await this.runSettlement(row);
+      }
+    } catch (err) {
+      outcome = { status: "pending", detail: `reconciliation error: ${(err as Error).message.split("\n")[0]}` };
+    }
+    outcome ??= { status: "pending", detail: "settlement is unavailable; will retry" };
+    if (outcome.status === "unavailable") outcome = { status: "pending", detail: outcome.detail };
+    try {
+      await this.applyOutcome(row, product, outcome, source);
+    } catch (err) {
+      if (!(err instanceof Problem)) throw err;
+    }
+  }
+
+  /** Solana: the transaction id is known in advance; ask the cluster what became of it. */
+  private async svmOnChain(row: PaymentProofRow): Promise<SettleOutcome | undefined> {
+    const url = this.config.x402.solanaRpcUrl;
+    const sig = row.expected_tx;
+    if (!url || !sig) return undefined;
+    const st = await signatureStatus(url, sig, 10_000);
+    if (!st) return undefined;
+    const c = await confirmSignature(url, sig, 1_000);
+    if (c.status === "success") {
+      return {
+        status: "success",
+        transaction: sig,
+        payer: row.payer ?? "",
+        response: { success: true, transaction: sig, network: row.network as never, payer: row.payer ?? "" },
+      };
+    }
+    if (c.status === "failed") return { status: "failed", reason: c.reason, detail: c.detail, transaction: sig };
+    return { status: "pending", transaction: sig, detail: c.detail };
+  }
+}

@@ -1,0 +1,72 @@
+import { randomUUID } from "node:crypto";
+import type { Executor } from "../../orders/store.js";
+import type { PaymentProofRow, ProofState, SettlementAttemptRow } from "./tables.js";
+
+/** Data access for the x402 proof ledger. Queries only; the rules live in service.ts. */
+export const proofStore = {
+  /** Reserves a proof key; true when this call created the row (the winner proceeds). */
+  async reserve(db: Executor, row: PaymentProofRow): Promise<boolean> {
+    const result = await db
+      .insertInto("payment_proofs")
+      .values(row)
+      .onConflict((oc) => oc.column("proof_key").doNothing())
+      .executeTakeFirst();
+    return Number(result.numInsertedOrUpdatedRows ?? 0n) === 1;
+  },
+
+  get(db: Executor, proofKey: string): Promise<PaymentProofRow | undefined> {
+    return db.selectFrom("payment_proofs").selectAll().where("proof_key", "=", proofKey).executeTakeFirst();
+  },
+
+  bySettlementTx(db: Executor, tx: string): Promise<PaymentProofRow | undefined> {
+    return db.selectFrom("payment_proofs").selectAll().where("settlement_tx", "=", tx).executeTakeFirst();
+  },
+
+  /** Conditional state change: only from one of `from`; returns whether this call won. */
+  async transition(
+    db: Executor,
+    proofKey: string,
+    from: ProofState[],
+    to: ProofState,
+    set: Partial<Omit<PaymentProofRow, "proof_key" | "state">> = {},
+  ): Promise<boolean> {
+    const result = await db
+      .updateTable("payment_proofs")
+      .set({ ...set, state: to, updated_at: set.updated_at ?? new Date().toISOString() })
+      .where("proof_key", "=", proofKey)
+      .where("state", "in", from)
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows) === 1;
+  },
+
+  async bumpAttempts(db: Executor, proofKey: string): Promise<void> {
+    await db
+      .updateTable("payment_proofs")
+      .set((eb) => ({ attempts: eb("attempts", "+", 1) }))
+      .where("proof_key", "=", proofKey)
+      .execute();
+  },
+
+  /** Rows a reconciler must look at: anything between reservation and a final state. */
+  unfinished(db: Executor, olderThanIso: string): Promise<PaymentProofRow[]> {
+    return db
+      .selectFrom("payment_proofs")
+      .selectAll()
+      .where("state", "in", ["reserved", "settling", "settled", "pending_unknown"])
+      .where("updated_at", "<=", olderThanIso)
+      .orderBy("created_at")
+      .limit(200)
+      .execute();
+  },
+
+  async recordAttempt(db: Executor, attempt: Omit<SettlementAttemptRow, "id" | "at">): Promise<void> {
+    await db
+      .insertInto("settlement_attempts")
+      .values({ id: randomUUID(), at: new Date().toISOString(), ...attempt })
+      .execute();
+  },
+
+  attempts(db: Executor, proofKey: string): Promise<SettlementAttemptRow[]> {
+    return db.selectFrom("settlement_attempts").selectAll().where("proof_key", "=", proofKey).orderBy("at").execute();
+  },
+};

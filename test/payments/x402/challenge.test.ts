@@ -1,0 +1,248 @@
+import { encodeAbiParameters, hashTypedData, keccak256, stringToBytes, toHex } from "viem";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { testConfig } from "../../../src/config.js";
+import { x402Discovery } from "../../../src/payments/x402/discovery.js";
+import { centsToAtomic } from "../../../src/payments/x402/rails.js";
+import { type TestApp, testApp } from "../../support/app.js";
+import { b64json, evmKey, paymentRequired, solanaKey } from "./helpers.js";
+
+const BASE_USDC = "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913";
+const SOL_USDC = "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v";
+const SOL_CAIP2 = "solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp";
+
+describe("x402 challenge (no chain needed)", () => {
+  let t: TestApp;
+  let feePayer: string;
+  let payToSol: string;
+  const payToBase = evmKey().address;
+
+  beforeAll(async () => {
+    const fp = await solanaKey();
+    feePayer = fp.signer.address;
+    payToSol = (await solanaKey()).signer.address;
+    t = await testApp("sqlite", { PAY_TO_BASE: payToBase, PAY_TO_SOLANA: payToSol, X402_SVM_FEE_PAYER_KEY: fp.secret });
+  });
+  afterAll(async () => t?.close());
+
+  const post = (body: unknown, headers: Record<string, string> = {}) =>
+    t.app.inject({
+      method: "POST",
+      url: "/api/x402-products",
+      headers: { "content-type": "application/json", ...headers },
+      payload: body === undefined ? "" : JSON.stringify(body),
+    });
+
+  it("§7.1 unpaid → 402 with two exact entries, amounts = cents × 10,000 as strings", async () => {
+    const res = await post({ sku: "gao-entry" });
+    expect(res.statusCode).toBe(402);
+    expect(res.headers["content-type"]).toMatch(/^application\/json/);
+    const body = res.json();
+    expect(body.x402Version).toBe(1);
+    expect(typeof body.error).toBe("string");
+    expect(body.accepts).toHaveLength(2);
+    expect(body.accepts.map((a: { chain: string }) => a.chain)).toEqual(["solana", "base"]);
+    for (const a of body.accepts) {
+      expect(a.scheme).toBe("exact");
+      expect(a.maxAmountRequired).toBe("1000000");
+      expect(typeof a.maxAmountRequired).toBe("string");
+      expect(a.asset).toBeTruthy();
+      expect(a.payTo).toBeTruthy();
+      expect(a.maxTimeoutSeconds).toBeGreaterThan(0);
+      expect(a.resource).toBe("http://lab.test/api/x402-products");
+      expect(a.mimeType).toBe("application/json");
+      expect(a.decimals).toBe(6);
+      expect(a.description).toContain("gao-entry");
+    }
+    const pro = (await post({ sku: "pro" })).json();
+    expect(pro.accepts[0].maxAmountRequired).toBe("249000000");
+  });
+
+  it("§7.2 PAYMENT-REQUIRED is v2 with CAIP-2 networks and the same amount; Cache-Control no-store", async () => {
+    const res = await post({ sku: "zrw-n00b" });
+    expect(res.headers["cache-control"]).toBe("no-store");
+    const pr = paymentRequired(res.headers);
+    expect(pr.x402Version).toBe(2);
+    expect(pr.accepts.map((a) => a.network)).toEqual([SOL_CAIP2, "eip155:8453"]);
+    for (const a of pr.accepts) {
+      expect(a.amount).toBe(res.json().accepts[0].maxAmountRequired);
+      expect(a).not.toHaveProperty("decimals");
+      expect(a).not.toHaveProperty("chain");
+    }
+    expect(res.json().accepts.map((a: { network: string }) => a.network)).toEqual([
+      "solana-mainnet-beta",
+      "eip155:8453",
+    ]);
+  });
+
+  it("§7.3 Base entry: mainnet USDC, EIP-712 domain USD Coin/2; domain separator recomputed for chain 8453", async () => {
+    const base = (await post({ sku: "gao" })).json().accepts[1];
+    expect(base.asset).toBe(BASE_USDC);
+    expect(base.extra).toEqual({ name: "USD Coin", version: "2" });
+    const domainSeparator = keccak256(
+      encodeAbiParameters(
+        [{ type: "bytes32" }, { type: "bytes32" }, { type: "bytes32" }, { type: "uint256" }, { type: "address" }],
+        [
+          keccak256(
+            toHex(stringToBytes("EIP712Domain(string name,string version,uint256 chainId,address verifyingContract)")),
+          ),
+          keccak256(toHex(stringToBytes(base.extra.name))),
+          keccak256(toHex(stringToBytes(base.extra.version))),
+          8453n,
+          base.asset,
+        ],
+      ),
+    );
+    // Base mainnet USDC's DOMAIN_SEPARATOR() (FiatToken v2 at 0x8335…2913 on chain 8453).
+    expect(domainSeparator).toBe("0x02fa7265e7c5d81118673727957699e4d68f74cd74b7db77da710fe8a2c7834f");
+    // viem's EIP-712 hashing with the same domain agrees (signatures made from our extra verify on mainnet).
+    const h = hashTypedData({
+      domain: { name: base.extra.name, version: base.extra.version, chainId: 8453, verifyingContract: base.asset },
+      types: { T: [{ name: "x", type: "uint256" }] },
+      primaryType: "T",
+      message: { x: 1n },
+    });
+    expect(h).toMatch(/^0x[0-9a-f]{64}$/);
+  });
+
+  it("§7.4 Solana entry: mainnet USDC mint and extra.feePayer = configured fee payer", async () => {
+    const sol = (await post({ sku: "gao" })).json().accepts[0];
+    expect(sol.asset).toBe(SOL_USDC);
+    expect(sol.payTo).toBe(payToSol);
+    expect(sol.extra).toEqual({ feePayer });
+  });
+
+  it("§7.5 empty-body unpaid POST → 402 (with or without a JSON content type)", async () => {
+    const a = await post(undefined);
+    expect(a.statusCode).toBe(402);
+    expect(a.json().accepts.length).toBeGreaterThanOrEqual(2);
+    const b = await t.app.inject({ method: "POST", url: "/api/x402-products" });
+    expect(b.statusCode).toBe(402);
+    expect(b.json().accepts.length).toBe(26);
+    expect(b.headers["payment-required"]).toBeTruthy();
+    const c = await post({});
+    expect(c.statusCode).toBe(402);
+  });
+
+  it("body validation: unknown sku 404, retired 410, bad email 400, note > 500 400", async () => {
+    expect((await post({ sku: "nope" })).statusCode).toBe(404);
+    expect((await post({ sku: "chip" })).statusCode).toBe(410);
+    const bad = await post({ sku: "gao", email: "not-an-email" });
+    expect(bad.statusCode).toBe(400);
+    expect(bad.json().code).toBe("validation_failed");
+    expect((await post({ sku: "gao", note: "x".repeat(501) })).statusCode).toBe(400);
+    expect((await post({ sku: "gao", note: "agent:a1" })).statusCode).toBe(402);
+  });
+
+  it("§7.17 malformed headers → 400 problem+json with a stable code, never 500", async () => {
+    const cases: [string, string][] = [
+      ["%%%not-base64%%%", "payment_header_not_base64"],
+      [Buffer.from("not json").toString("base64"), "payment_header_not_json"],
+      ["A".repeat(20_000), "payment_header_too_large"],
+      [b64json({ x402Version: 3, payload: {} }), "invalid_x402_version"],
+      [b64json({ x402Version: 1, scheme: "exact", network: "eip155:1", payload: {} }), "unsupported_network"],
+      [
+        b64json({ x402Version: 2, accepted: { scheme: "exact", network: "eip155:1" }, payload: {} }),
+        "unsupported_network",
+      ],
+      [
+        b64json({ x402Version: 2, accepted: { scheme: "upto", network: "eip155:8453" }, payload: {} }),
+        "unsupported_scheme",
+      ],
+      [
+        b64json({ x402Version: 2, accepted: { scheme: "exact", network: "eip155:8453" }, payload: { foo: 1 } }),
+        "invalid_payload",
+      ],
+      [b64json([1, 2]), "invalid_payload"],
+      [b64json({ x402Version: 1 }), "invalid_payload"],
+    ];
+    for (const [value, code] of cases) {
+      for (const header of ["x-payment", "payment-signature"]) {
+        const res = await post({ sku: "gao" }, { [header]: value });
+        expect(res.statusCode, `${code} via ${header}`).toBe(400);
+        expect(res.headers["content-type"]).toMatch(/application\/problem\+json/);
+        expect(res.json().code).toBe(code);
+      }
+    }
+    const noSku = await post({}, { "x-payment": b64json({ x402Version: 2 }) });
+    expect(noSku.statusCode).toBe(400);
+    expect(noSku.json().code).toBe("sku_required");
+  });
+
+  it("fail closed: a configured rail without settlement answers 503 and grants nothing", async () => {
+    const evm = b64json({
+      x402Version: 2,
+      accepted: { scheme: "exact", network: "eip155:8453" },
+      payload: {
+        signature: `0x${"11".repeat(65)}`,
+        authorization: {
+          from: evmKey().address,
+          to: payToBase,
+          value: "1000000",
+          validAfter: "0",
+          validBefore: String(Math.floor(Date.now() / 1000) + 120),
+          nonce: `0x${"22".repeat(32)}`,
+        },
+      },
+    });
+    const res = await post({ sku: "gao" }, { "payment-signature": evm });
+    expect(res.statusCode).toBe(503);
+    expect(res.json().code).toBe("settlement_unavailable");
+    const txHash = await post({ sku: "gao" }, { "x-payment": `0x${"ab".repeat(32)}` });
+    expect(txHash.statusCode).toBe(503);
+    const orders = await t.app.services.db.kysely.selectFrom("orders").selectAll().execute();
+    expect(orders).toHaveLength(0);
+  });
+
+  it("§7.22 prices are integers end to end", () => {
+    expect(centsToAtomic(5)).toBe("50000");
+    expect(centsToAtomic(100)).toBe("1000000");
+    expect(() => centsToAtomic(0.5)).toThrow();
+    expect(() => centsToAtomic(-1)).toThrow();
+    expect(() => t.app.services.catalog.withPrice("gao-entry", 1.5)).toThrow(/integer/);
+    expect(() => t.app.services.catalog.withPrice("gao-entry", -100)).toThrow(/integer/);
+  });
+
+  it("discovery facts name both rails, headers, units and the $1 cap", () => {
+    const d = x402Discovery(testConfig({ PAY_TO_BASE: payToBase }));
+    expect(d.rails.map((r) => r.network)).toEqual(["solana-mainnet-beta", "eip155:8453"]);
+    expect(d.headers.paymentV1).toBe("X-PAYMENT");
+    expect(d.headers.paymentV2).toBe("PAYMENT-SIGNATURE");
+    expect(d.atomic_units).toContain("10,000");
+    expect(d.client_cap).toContain("$1");
+    expect(d.paid_operations.map((o) => o.path)).toEqual(["/api/x402-products", "/api/x402-suite"]);
+    expect(d.prices.find((p) => p.sku === "gao-entry")?.max_amount_required).toBe("1000000");
+  });
+
+  it("/.well-known/x402 and the OpenAPI paid operation (402 response, x-payment-info)", async () => {
+    const wk = await t.app.inject({ method: "GET", url: "/.well-known/x402" });
+    expect(wk.statusCode).toBe(200);
+    expect(wk.json().resources).toContain("http://lab.test/api/x402-products");
+    expect(wk.json().instructions).toContain("PAYMENT-SIGNATURE");
+    const spec = t.app.swagger() as { paths: Record<string, Record<string, Record<string, unknown>>> };
+    const op = spec.paths["/api/x402-products"]?.post;
+    expect(op?.["x-payment-info"]).toMatchObject({ protocols: ["x402"] });
+    expect(Object.keys((op?.responses ?? {}) as object)).toEqual(
+      expect.arrayContaining(["200", "202", "402", "409", "503"]),
+    );
+  });
+});
+
+describe("x402 with no rail configured", () => {
+  it("answers 503, never a challenge or a free order", async () => {
+    const t = await testApp("sqlite", {});
+    try {
+      const res = await t.app.inject({ method: "POST", url: "/api/x402-products", payload: { sku: "gao" } });
+      expect(res.statusCode).toBe(503);
+      expect(res.json().code).toBe("x402_not_configured");
+      const paid = await t.app.inject({
+        method: "POST",
+        url: "/api/x402-products",
+        payload: { sku: "gao" },
+        headers: { "x-payment": `0x${"ab".repeat(32)}` },
+      });
+      expect(paid.statusCode).toBe(503);
+    } finally {
+      await t.close();
+    }
+  });
+});
