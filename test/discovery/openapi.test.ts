@@ -43,6 +43,16 @@ describe("OpenAPI description", () => {
     expect(result.specification).toBe("OpenAPI");
   });
 
+  it("the validator does reject a broken copy (so the check above can fail)", async () => {
+    const broken = structuredClone(doc) as unknown as Record<string, unknown>;
+    const paths = broken.paths as Record<string, Record<string, Record<string, unknown>>>;
+    const op = paths["/api/payments"]?.get;
+    if (!op) throw new Error("GET /api/payments is not documented");
+    op.parameters = [{ name: "sku", in: "nowhere" }];
+    const result = await validate(broken as never);
+    expect(result.valid).toBe(false);
+  });
+
   it("documents exactly the registered public routes (paths and methods)", () => {
     const documented = new Set<string>();
     for (const [path, item] of Object.entries(doc.paths)) {
