@@ -311,25 +311,32 @@ export class CardService {
         granted,
       };
     }
+    const settle = async (
+      from: CardSessionStatus[],
+      set: Parameters<typeof cardStore.transition>[3],
+      outcome: string,
+    ): Promise<{ outcome: string; session?: CardSessionRow }> => {
+      const changed = await cardStore.transition(this.db, s.id, from, set);
+      const after = await cardStore.session(this.db, s.id);
+      // A stale or repeated trigger leaves a settled session as it is, and says so.
+      return { outcome: changed || after?.status === set.status ? outcome : `stale:${after?.status}`, session: after };
+    };
     if (s.status === "expired") {
-      await cardStore.transition(this.db, s.id, ["open", "awaiting_payment"], { status: "expired", updated_at: at });
-      return { outcome: "expired", session: await cardStore.session(this.db, s.id) };
+      return settle(["open", "awaiting_payment"], { status: "expired", updated_at: at }, "expired");
     }
     if (eventType === "checkout.session.async_payment_failed" && s.payment_status === "unpaid") {
-      await cardStore.transition(this.db, s.id, ["open", "awaiting_payment"], {
-        status: "failed",
-        note: "the delayed payment failed",
-        updated_at: at,
-      });
-      return { outcome: "failed", session: await cardStore.session(this.db, s.id) };
+      return settle(
+        ["open", "awaiting_payment"],
+        { status: "failed", note: "the delayed payment failed", updated_at: at },
+        "failed",
+      );
     }
     if (s.status === "complete" && s.payment_status === "unpaid") {
-      await cardStore.transition(this.db, s.id, ["open"], {
-        status: "awaiting_payment",
-        payment_intent_id: pi,
-        updated_at: at,
-      });
-      return { outcome: "awaiting_payment", session: await cardStore.session(this.db, s.id) };
+      return settle(
+        ["open"],
+        { status: "awaiting_payment", payment_intent_id: pi, updated_at: at },
+        "awaiting_payment",
+      );
     }
     return { outcome: "open", session: await cardStore.session(this.db, s.id) };
   }

@@ -1,0 +1,128 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { testConfig } from "../../../src/config.js";
+import { cardRailsConfigured, checkoutPaymentMethods } from "../../../src/payments/card/rails.js";
+import { testApp } from "../../support/app.js";
+import { type CardHarness, cardHarness } from "../../support/stripe/harness.js";
+
+describe("POST /api/checkout through the stripe SDK against the local stand-in", () => {
+  let h: CardHarness;
+  beforeAll(async () => {
+    h = await cardHarness("sqlite");
+  });
+  afterAll(async () => h.close());
+
+  it("creates a payment-mode session at the catalog price with URLs under BASE_URL, metadata and an idempotency key", async () => {
+    const r = await h.checkout("zrw-pro", "ada@example.com");
+    expect(r.status).toBe(200);
+    const id = r.body.session_id as string;
+    expect(id).toMatch(/^cs_test_/);
+    expect(r.body.url).toBe(`${h.stripe.base}/c/pay/${id}`);
+    const call = h.stripe.requests.find((q) => q.method === "POST" && q.path === "/v1/checkout/sessions");
+    expect(call).toBeDefined();
+    expect(call?.body).toMatchObject({
+      mode: "payment",
+      line_items: [{ quantity: "1", price_data: { currency: "usd", unit_amount: "24900" } }],
+      success_url: "http://lab.test/pay/success?session_id={CHECKOUT_SESSION_ID}",
+      cancel_url: "http://lab.test/pay/cancel?sku=zrw-pro",
+      metadata: { sku: "zrw-pro", email: "ada@example.com" },
+      customer_email: "ada@example.com",
+    });
+    // stripe 23: dynamic payment methods by default; never the removed payment_method_types
+    expect(call?.body.payment_method_types).toBeUndefined();
+    expect(call?.body.allowed_payment_method_types).toBeUndefined();
+    expect(call?.idempotencyKey).toMatch(/^labphi:[0-9a-f]{64}$/);
+    expect(call?.authorization).toBe(`Bearer ${h.stripe.secretKey}`);
+  });
+
+  it("resolves aliases and answers the same session for a retried request (same sku and e-mail)", async () => {
+    const before = h.stripe.sessions.size;
+    const a = await h.checkout("pro", "retry@example.com");
+    const b = await h.checkout("zrw-pro", "RETRY@example.com");
+    expect(a.status).toBe(200);
+    expect(b.body.session_id).toBe(a.body.session_id);
+    expect(b.body.reused).toBe(true);
+    expect(h.stripe.sessions.size).toBe(before + 1);
+    const other = await h.checkout("zrw-pro", "someone-else@example.com");
+    expect(other.body.session_id).not.toBe(a.body.session_id);
+  });
+
+  it("answers 404, 410 and 400 problems for bad input, without calling Stripe", async () => {
+    const calls = h.stripe.requests.length;
+    const cases: [Record<string, unknown>, number, string][] = [
+      [{ sku: "nope", email: "a@example.com" }, 404, "unknown_sku"],
+      [{ sku: "try-gate", email: "a@example.com" }, 410, "sku_retired"],
+      [{ sku: "chip", email: "a@example.com" }, 410, "sku_retired"],
+      [{ sku: "zrw-pro", email: "a@example.com", rail: "crypto_manual_evm" }, 400, "unsupported_rail"],
+      [{ sku: "zrw-pro", email: "not-an-email" }, 400, "invalid_email"],
+      [{ sku: "zrw-pro" }, 400, "validation_failed"],
+    ];
+    for (const [payload, status, code] of cases) {
+      const r = await h.app.inject({ method: "POST", url: "/api/checkout", payload });
+      expect(r.statusCode, JSON.stringify(payload)).toBe(status);
+      expect(r.headers["content-type"]).toContain("application/problem+json");
+      expect(r.json().code).toBe(code);
+    }
+    expect(h.stripe.requests.length).toBe(calls);
+  });
+
+  it("answers 502 when Stripe fails, and 200 once it recovers", async () => {
+    h.stripe.failNext(400);
+    const r = await h.checkout("sponsor", "fail@example.com");
+    expect(r.status).toBe(502);
+    expect(r.body.code).toBe("stripe_error");
+    const ok = await h.checkout("sponsor", "fail@example.com");
+    expect(ok.status).toBe(200);
+  });
+});
+
+describe("checkout configuration", () => {
+  it("passes STRIPE_PAYMENT_METHODS as allowed_payment_method_types", async () => {
+    const h = await cardHarness("sqlite", { STRIPE_PAYMENT_METHODS: "card,link,us_bank_account" });
+    try {
+      const r = await h.checkout("consulting");
+      expect(r.status).toBe(200);
+      const body = h.stripe.requests.at(-1)?.body as Record<string, unknown>;
+      expect(body.allowed_payment_method_types).toEqual(["card", "link", "us_bank_account"]);
+      expect(body.payment_method_types).toBeUndefined();
+    } finally {
+      await h.close();
+    }
+  });
+
+  it("without STRIPE_SECRET_KEY the card rails are not configured and checkout answers 503", async () => {
+    const cfg = testConfig();
+    expect(cardRailsConfigured(cfg)).toEqual({ checkout: false, paymentLinks: false });
+    expect(checkoutPaymentMethods(cfg)).toEqual({ mode: "dynamic", methods: [] });
+    const t = await testApp("sqlite");
+    try {
+      const r = await t.app.inject({
+        method: "POST",
+        url: "/api/checkout",
+        payload: { sku: "zrw-pro", email: "a@example.com", rail: "stripe" },
+      });
+      expect(r.statusCode).toBe(503);
+      expect(r.json()).toMatchObject({ code: "card_rails_unconfigured", configured: false });
+      const w = await t.app.inject({ method: "POST", url: "/api/stripe/webhook", payload: "{}" });
+      expect(w.statusCode).toBe(503);
+      expect(w.json().code).toBe("webhook_unconfigured");
+    } finally {
+      await t.close();
+    }
+  });
+
+  it("reports payment links configured only with a key, a webhook secret and at least one link", () => {
+    const base = { STRIPE_SECRET_KEY: "sk_test_abc", STRIPE_WEBHOOK_SECRET: "whsec_abc" };
+    expect(cardRailsConfigured(testConfig(base))).toEqual({ checkout: true, paymentLinks: false });
+    const linked = testConfig({
+      ...base,
+      PAYMENT_LINK_ZRW_PRO: "https://buy.stripe.com/test_1",
+      PAYMENT_LINK_ID_ZRW_PRO: "plink_1",
+    });
+    expect(cardRailsConfigured(linked)).toEqual({ checkout: true, paymentLinks: true });
+    expect(linked.paymentLinks).toEqual({ "zrw-pro": "https://buy.stripe.com/test_1" });
+    expect(linked.paymentLinkIds).toEqual({ "zrw-pro": "plink_1" });
+    expect(() => testConfig({ PAYMENT_LINK_ID_ZRW_PRO: "https://x" })).toThrow(/PAYMENT_LINK_ID_ZRW_PRO/);
+    expect(() => testConfig({ STRIPE_SECRET_KEY: "pk_test_1" })).toThrow(/STRIPE_SECRET_KEY/);
+    expect(() => testConfig({ STRIPE_WEBHOOK_SECRET: "secret" })).toThrow(/STRIPE_WEBHOOK_SECRET/);
+  });
+});
