@@ -63,6 +63,7 @@ function networks(ctx: DiscoveryContext): string[] {
 export function welcomeDocument(ctx: DiscoveryContext): Welcome {
   const links = discoveryLinks(ctx);
   const human = compact({
+    pay_page: link(ctx, "/pay"),
     payments: links.payments,
     catalog: links.catalog,
     checkout: endpoint(ctx, "POST", "/api/checkout"),

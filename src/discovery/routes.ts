@@ -30,6 +30,19 @@ function matches(ifNoneMatch: string | undefined, etag: string): boolean {
     .some((t) => t === etag || t === "*");
 }
 
+/** RFC 8631 `Link` relations to the other descriptions, for the served ones. */
+export function linkHeader(ctx: DiscoveryContext): string {
+  const rels: [string, string][] = [
+    ["service-desc", "/openapi.yaml"],
+    ["service-doc", "/api/agent"],
+    ["describedby", "/platform.json"],
+  ];
+  return rels
+    .filter(([, path]) => ctx.hasRoute("GET", path))
+    .map(([rel, path]) => `<${ctx.baseUrl}${path}>; rel="${rel}"`)
+    .join(", ");
+}
+
 /** onSend hook: Cache-Control, a strong ETag of the exact bytes, and 304 for a matching If-None-Match. */
 async function cacheable(request: FastifyRequest, reply: FastifyReply, payload: unknown) {
   if (reply.statusCode !== 200 || typeof payload !== "string") return payload;
@@ -75,6 +88,11 @@ export function discoveryRoutes(app: App, deps: { config: Config; catalog: Catal
     };
   };
 
+  const links = memo(linkHeader);
+  const withLinks = async (_request: FastifyRequest, reply: FastifyReply) => {
+    const value = links();
+    if (value) reply.header("Link", value);
+  };
   const welcome = memo(welcomeDocument);
   const agent = memo(agentDocument);
   const platform = memo(platformDocument);
@@ -90,7 +108,11 @@ export function discoveryRoutes(app: App, deps: { config: Config; catalog: Catal
   const tags = ["discovery"];
   // Each builder's return type is inferred from its schema (schemas.ts); the serializer checks it again at run time.
   const json = (path: string, summary: string, schema: z.ZodType, build: () => unknown) => {
-    app.get(path, { schema: { summary, tags, response: { 200: schema } }, onSend: cacheable }, async () => build());
+    app.get(
+      path,
+      { schema: { summary, tags, response: { 200: schema } }, onRequest: withLinks, onSend: cacheable },
+      async () => build(),
+    );
   };
 
   json("/api/welcome", "Orientation for both surfaces: where humans and agents start", welcomeSchema, welcome);
@@ -113,7 +135,7 @@ export function discoveryRoutes(app: App, deps: { config: Config; catalog: Catal
   const plain = (path: string, summary: string, type: string, build: () => string) => {
     app.get(
       path,
-      { schema: { summary, tags, response: { 200: text(summary, type) } }, onSend: cacheable },
+      { schema: { summary, tags, response: { 200: text(summary, type) } }, onRequest: withLinks, onSend: cacheable },
       async (_request, reply) => reply.type(`${type}; charset=utf-8`).send(build()),
     );
   };
@@ -135,6 +157,7 @@ export function discoveryRoutes(app: App, deps: { config: Config; catalog: Catal
         tags,
         response: { 200: openApiObjectSchema },
       },
+      onRequest: withLinks,
       onSend: cacheable,
     },
     async () => openapi() as z.infer<typeof openApiObjectSchema>,

@@ -54,6 +54,9 @@ describe.each(ENGINES)("discovery documents (%s)", (engine) => {
       expect(res.headers["content-type"], path).toMatch(/^application\/json/);
       expect(res.headers["cache-control"], path).toBe("public, max-age=300");
       expect(res.headers.etag, path).toMatch(/^"[A-Za-z0-9_-]{32}"$/);
+      expect(res.headers.link, path).toBe(
+        `<${BASE}/openapi.yaml>; rel="service-desc", <${BASE}/api/agent>; rel="service-doc", <${BASE}/platform.json>; rel="describedby"`,
+      );
       const again = await t.app.inject({
         method: "GET",
         url: path,
@@ -245,6 +248,9 @@ describe.each(ENGINES)("discovery documents (%s)", (engine) => {
     });
     expect(w.if_you_are_agent.links.start_here).toBe(`${BASE}/api/agent`);
     expect(w.if_you_are_human.links.payments).toBe(`${BASE}/api/payments`);
+    expect(w.if_you_are_human.links.pay_page).toBe(
+      t.app.services.routes.allowedMethods("/pay").includes("GET") ? `${BASE}/pay` : undefined,
+    );
     expect(w.toy_store.aisles).toEqual(["fun", "theory", "artifact", "history"]);
     expect(w.suite_pricing.free_cap_gb).toBe(100);
     expect(w.contact).toBe("pay@lab.test");
