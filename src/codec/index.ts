@@ -55,7 +55,7 @@ export interface CompressOptions {
 export interface DecompressOptions {
   /** cap on the declared original size (default 256 MiB) */
   maxOutputBytes?: number;
-  /** cap on original size / container size for outputs above ratioFloorBytes (default 100,000) */
+  /** cap on original size / container size for outputs above ratioFloorBytes (default 1,000,000) */
   maxExpansionRatio?: number;
   /** outputs up to this size are allowed whatever the ratio (default 1 MiB) */
   ratioFloorBytes?: number;
@@ -77,7 +77,7 @@ export interface CompressReport {
 
 const DEFAULT_LIMITS: Limits = {
   maxOutputBytes: 256 * 1024 * 1024,
-  maxExpansionRatio: 100_000,
+  maxExpansionRatio: 1_000_000,
   ratioFloorBytes: 1024 * 1024,
 };
 
@@ -278,7 +278,7 @@ export async function decompress(container: Uint8Array, options: DecompressOptio
     // a bare legacy gzip stream from an older client
     const cap = Math.min(lim.maxOutputBytes, Math.max(lim.ratioFloorBytes, container.length * lim.maxExpansionRatio));
     try {
-      return zlib.gunzipSync(container, { maxOutputLength: Math.max(1, cap) });
+      return plain(zlib.gunzipSync(container, { maxOutputLength: Math.max(1, cap) }));
     } catch (e) {
       const msg = e instanceof Error ? e.message : String(e);
       if (/buffer|length|large/i.test(msg)) fail("codec_too_large", "legacy gzip stream exceeds the output cap");
@@ -306,8 +306,12 @@ export async function decompress(container: Uint8Array, options: DecompressOptio
   const out = parts.length === 1 ? parts[0]! : concat(parts, p.originalLength);
   if (p.checksum !== null && crc32(out) !== p.checksum)
     fail("codec_checksum_mismatch", "checksum of the output differs");
-  return out;
+  return plain(out);
 }
+
+/** always hand back a plain Uint8Array (not a Buffer subclass) */
+const plain = (b: Uint8Array): Uint8Array =>
+  Object.getPrototypeOf(b) === Uint8Array.prototype ? b : new Uint8Array(b.buffer, b.byteOffset, b.byteLength);
 
 function concat(parts: Uint8Array[], total: number): Uint8Array {
   const out = new Uint8Array(total);

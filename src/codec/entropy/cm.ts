@@ -48,14 +48,16 @@ function h2(a: number, b: number): number {
   return (h ^ (h >>> 13)) >>> 0;
 }
 
+const APM_ROW = new Uint16Array(24);
+for (let j = 0; j < 24; j++) APM_ROW[j] = Math.min(65535, squash(Math.round((j * 4096) / 23 - 2048)) * 16);
+
 class APM {
   private t: Uint16Array;
   private idx = 0;
   constructor(n: number) {
     this.t = new Uint16Array(n * 24);
-    for (let i = 0; i < n; i++)
-      for (let j = 0; j < 24; j++)
-        this.t[i * 24 + j] = Math.min(65535, squash(Math.round(((j * 4096) / 23 - 2048) * 1)) * 16);
+    this.t.set(APM_ROW);
+    for (let filled = 24; filled < this.t.length; filled *= 2) this.t.copyWithin(filled, 0, filled);
   }
   pp(pr: number, cx: number): number {
     const s = (STRETCH[pr]! + 2048) * 23;
@@ -89,8 +91,9 @@ export class CMModel {
   private mlen = 0;
   private mexp = -1; // expected byte or -1
   private mslot = 0;
-  private readonly apm1 = new APM(65536);
-  private readonly apm2 = new APM(65536);
+  private readonly apm1: APM;
+  private readonly apm2: APM;
+  private readonly apmMask: number;
   private c0 = 1;
   private nib = 1;
   private bitPos = 0;
@@ -109,8 +112,11 @@ export class CMModel {
     n: number,
     lr = Number(process.env.CM_LR ?? 1.5e-8),
   ) {
-    this.bits = Math.max(16, Math.min(22, Math.ceil(Math.log2(Math.max(1, n))) + 1));
+    this.bits = Math.max(12, Math.min(22, Math.ceil(Math.log2(Math.max(1, n))) + 1));
     for (let i = 0; i < N_HASHED; i++) this.tabs.push(new Uint32Array(1 << this.bits).fill(0x80000000));
+    this.apmMask = (1 << Math.min(16, this.bits)) - 1;
+    this.apm1 = new APM(this.apmMask + 1);
+    this.apm2 = new APM(this.apmMask + 1);
     this.o0.fill(0x80000000);
     this.o1.fill(0x80000000);
     this.w = new Float32Array(N_IN * 256 * 4).fill(0.3);
@@ -155,8 +161,8 @@ export class CMModel {
     for (let k = 0; k < N_IN; k++) dot += w[this.wOff + k]! * st[k]!;
     this.pmix = squash(Math.round(dot));
     const c1 = this.c4 & 0xff;
-    const a1 = this.apm1.pp(this.pmix, c0 | (c1 << 8));
-    const a2 = this.apm2.pp(this.pmix, (h2(this.c4 & 0xffff, c0) >>> 16) & 0xffff);
+    const a1 = this.apm1.pp(this.pmix, (c0 | (c1 << 8)) & this.apmMask);
+    const a2 = this.apm2.pp(this.pmix, (h2(this.c4 & 0xffff, c0) >>> 16) & this.apmMask);
     let pr = (this.pmix + a1 + 2 * a2 + 2) >> 2;
     if (pr < 1) pr = 1;
     else if (pr > 4095) pr = 4095;

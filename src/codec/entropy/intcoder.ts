@@ -151,20 +151,22 @@ function encodeIntsInner(values: ArrayLike<number>, n: number, opts: IntCodeOpti
   let best: Uint8Array | null = null;
   for (const t of transforms) {
     if (t > n) continue;
-    const w = new ByteWriter(32);
-    w.byte(t);
-    for (let i = 0; i < t && i < n; i++) w.svarint(values[i]!);
-    w.bytes(encodeResidualKinds(residuals(values, n, t), opts, depth));
-    const enc = w.finish();
+    const enc = withHead(values, n, t, encodeResidualKinds(residuals(values, n, t), opts, depth));
     if (!best || enc.length < best.length) best = enc;
   }
   if (!best) {
-    const w = new ByteWriter(8);
-    w.byte(0);
-    w.bytes(encodeResidualKinds(residuals(values, n, 0), opts, depth));
-    best = w.finish();
+    best = withHead(values, n, 0, encodeResidualKinds(residuals(values, n, 0), opts, depth));
   }
   return best;
+}
+
+/** one header byte = transform | residual kind << 2, then the t head values, then the residual body */
+function withHead(values: ArrayLike<number>, n: number, t: Transform, res: Uint8Array): Uint8Array {
+  const w = new ByteWriter(res.length + 16);
+  w.byte(t | (res[0]! << 2));
+  for (let i = 0; i < t && i < n; i++) w.svarint(values[i]!);
+  w.bytes(res.subarray(1));
+  return w.finish();
 }
 
 /** Encode n safe integers (|v| < 2^50). */
@@ -176,8 +178,7 @@ export function encodeInts(values: ArrayLike<number>, n: number, opts: IntCodeOp
   return encodeIntsInner(values, n, opts, 0);
 }
 
-function decodeResiduals(r: ByteReader, n: number, depth: number): Float64Array {
-  const kind = r.byte();
+function decodeResiduals(r: ByteReader, n: number, depth: number, kind: number): Float64Array {
   const out = new Float64Array(n);
   if (kind === 0) {
     const c = r.svarint();
@@ -223,12 +224,12 @@ function decodeResiduals(r: ByteReader, n: number, depth: number): Float64Array 
 }
 
 function decodeIntsInner(r: ByteReader, n: number, depth: number): Float64Array {
-  const t = r.byte();
+  const head = r.byte();
+  const t = head & 3;
   if (t > 2) fail("codec_corrupt", `unknown transform ${t}`);
   const out = new Float64Array(n);
-  const head = Math.min(t, n);
-  for (let i = 0; i < head; i++) out[i] = r.svarint();
-  const res = decodeResiduals(r, Math.max(0, n - t), depth);
+  for (let i = 0; i < Math.min(t, n); i++) out[i] = r.svarint();
+  const res = decodeResiduals(r, Math.max(0, n - t), depth, head >> 2);
   if (t === 0) out.set(res.subarray(0, n));
   else if (t === 1) {
     for (let i = 1; i < n; i++) out[i] = out[i - 1]! + res[i - 1]!;

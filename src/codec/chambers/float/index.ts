@@ -30,7 +30,7 @@ function readFloats(input: Uint8Array, width: 4 | 8): Float64Array {
 function exact(v: number, e: number, width: 4 | 8): number | null {
   const p = POW10[e]!;
   const n = Math.round(v * p);
-  if (!(Math.abs(n) < MAX_ABS)) return null;
+  if (!(Math.abs(n) < MAX_ABS) || Object.is(v, -0)) return null;
   let back = n / p;
   if (width === 4) back = Math.fround(back);
   return Object.is(back, v) ? n : null;
