@@ -86,8 +86,16 @@ export function requestText(method: string, path: string, body: Record<string, s
   return `${method} ${path} ${JSON.stringify(body).replace(/^\{/, "{ ").replace(/\}$/, " }").replace(/":"/g, '": "')}`;
 }
 
-/** mailto link to CONTACT_EMAIL carrying the sku (and rail) of a payment claim; null without a contact address. */
-export function claimMailto(config: Config, rail: RailId | undefined, product?: Product): string | null {
+/**
+ * mailto link to CONTACT_EMAIL carrying the sku (and rail) of a payment claim; null without a contact
+ * address. When the claims API is served (`claimsUrl`), the body points to it as the faster way.
+ */
+export function claimMailto(
+  config: Config,
+  rail: RailId | undefined,
+  product?: Product,
+  claimsUrl?: string,
+): string | null {
   if (!config.contactEmail) return null;
   const subject = product ? `Payment claim: ${product.sku}` : "Payment claim";
   const lines =
@@ -98,6 +106,7 @@ export function claimMailto(config: Config, rail: RailId | undefined, product?: 
           "Billing address: ",
           "Preferred currency: ",
           "E-mail for the access link: ",
+          ...(claimsUrl ? ["", `(Or file this request with POST ${claimsUrl}.)`] : []),
         ]
       : [
           `SKU: ${product?.sku ?? "<sku>"}`,
@@ -105,9 +114,14 @@ export function claimMailto(config: Config, rail: RailId | undefined, product?: 
           ...(product ? [`Amount (USD): ${product.amountUsd}`] : []),
           "Transaction signature or hash: ",
           "E-mail for the access link: ",
+          ...(claimsUrl ? ["", `(Or file this claim with POST ${claimsUrl}.)`] : []),
         ];
   const subjectLine = rail === "wire_invoice_ach" ? subject.replace("Payment claim", "Invoice request") : subject;
   return `mailto:${config.contactEmail}?subject=${encodeURIComponent(subjectLine)}&body=${encodeURIComponent(lines.join("\n"))}`;
+}
+
+function claimsUrl(deps: MatrixDeps): string | undefined {
+  return served(deps.hasRoute, CLAIMS_ENDPOINT) ? `${deps.config.baseUrl}/api/claims` : undefined;
 }
 
 function claimsApiText(hasRoute: HasRoute, rail: RailId): string | null {
@@ -177,7 +191,7 @@ function manualRail(
         : "Manual crypto: send the exact USD-equivalent, then claim with the transaction signature or hash and the SKU. Settles on chain.",
     how,
     endpoints: RAIL_ENDPOINTS[m.id].filter((e) => served(hasRoute, e)),
-    claim: claimMailto(config, m.id, product),
+    claim: claimMailto(config, m.id, product, claimsUrl(deps)),
     claim_api: api,
   };
   if (m.id === "wire_invoice_ach") {
@@ -252,7 +266,7 @@ function rails(deps: MatrixDeps, flags: Record<RailId, boolean>, product: Produc
       header: X402_HEADERS.paymentV1,
       asset_hint: `USDC (${rail.decimals} decimals) ${rail.chain === "base" ? "contract" : "mint"} ${rail.asset}`,
       chains: [rail.chain],
-      claim: claimMailto(config, rail.id, product),
+      claim: claimMailto(config, rail.id, product, claimsUrl(deps)),
       claim_api: null,
     });
   }
@@ -290,7 +304,8 @@ function rails(deps: MatrixDeps, flags: Record<RailId, boolean>, product: Produc
   return out;
 }
 
-function productEntry(p: Product, config: Config): MatrixProduct {
+function productEntry(p: Product, deps: MatrixDeps): MatrixProduct {
+  const { config } = deps;
   return {
     sku: p.sku,
     name: p.name,
@@ -301,7 +316,7 @@ function productEntry(p: Product, config: Config): MatrixProduct {
     checkout: requestText("POST", "/api/checkout", { sku: p.sku }),
     agent_x402: requestText("POST", "/api/x402-products", { sku: p.sku }),
     human_payment_link: config.paymentLinks[p.sku] ?? null,
-    claim: claimMailto(config, undefined, p),
+    claim: claimMailto(config, undefined, p, claimsUrl(deps)),
   };
 }
 
@@ -316,7 +331,7 @@ export function paymentsMatrix(deps: MatrixDeps, product?: Product): PaymentsMat
     const [method, path] = endpoint.split(" ");
     endpoints[name] = method === "GET" ? `${config.baseUrl}${path}` : `${method} ${config.baseUrl}${path}`;
   }
-  const products = (product ? [product] : catalog.list()).map((p) => productEntry(p, config));
+  const products = (product ? [product] : catalog.list()).map((p) => productEntry(p, deps));
   const methods = checkoutPaymentMethods(config);
   const matrix: PaymentsMatrix = {
     service: "Lab Phi universal payments",

@@ -80,6 +80,8 @@ describe("GET /api/payments with the spec's example configuration", () => {
         expect(r, `${r.id}.${key}`).toHaveProperty(key);
       }
       expect(r.claim).toMatch(/^mailto:pay@lab\.test\?subject=/);
+      const claimsServed = t.app.services.routes.allowedMethods("/api/claims").includes("POST");
+      expect(decodeURIComponent(r.claim ?? "").includes("POST http://lab.test/api/claims"), r.id).toBe(claimsServed);
     }
     const byId = Object.fromEntries(m.rails.map((r) => [r.id, r]));
     expect(byId.x402_base_usdc).toMatchObject({
@@ -294,5 +296,14 @@ describe("configuredFlags follows each setting", () => {
     expect(m.endpoints).toEqual({});
     expect(m.rails.every((r) => r.endpoints.length === 0)).toBe(true);
     expect(m.rails.every((r) => (r.claim_api ?? null) === null)).toBe(true);
+    const withContact = paymentsMatrix({
+      config: testConfig({ PAY_TO_BASE, CONTACT_EMAIL: "pay@lab.test" }),
+      catalog: new Catalog(),
+      hasRoute: none,
+    });
+    const evm = withContact.rails.find((r) => r.id === "crypto_manual_evm");
+    expect(evm?.configured).toBe(true);
+    expect(decodeURIComponent(evm?.claim ?? "")).not.toContain("/api/claims");
+    expect(evm?.how.join(" ")).not.toContain("/api/claims");
   });
 });
