@@ -294,14 +294,27 @@ function rails(deps: MatrixDeps, flags: Record<RailId, boolean>, product: Produc
     audience: ["humans", "agents"],
     configured: flags.suite_metered,
     note: pricing.note,
-    how: [
-      "Agents: POST /api/x402-suite { product, dataClass, op, bytes, email? } → free job, or 402 with a metered quote; pay and retry with X-PAYMENT → 200 { job_id }.",
-      "Humans: POST /api/ppp-quote for a quote, POST /api/ppp-checkout to pay by card.",
-    ],
+    how: suiteHow(hasRoute),
     endpoints: endpoints("suite_metered"),
     pricing,
   });
   return out;
+}
+
+/** Suite steps for the suite endpoints that are served (the pricing holds either way). */
+function suiteHow(hasRoute: HasRoute): string[] {
+  const steps: [string, string][] = [
+    [
+      "POST /api/x402-suite",
+      "Agents: POST /api/x402-suite { product, dataClass, op, bytes, email? } → free job, or 402 with a metered quote; pay and retry with X-PAYMENT → 200 { job_id }.",
+    ],
+    ["POST /api/ppp-quote", "Humans and agents: POST /api/ppp-quote for a quote."],
+    ["POST /api/ppp-checkout", "Humans: POST /api/ppp-checkout to pay a metered job by card."],
+  ];
+  const how = steps.filter(([e]) => served(hasRoute, e)).map(([, text]) => text);
+  return how.length > 0
+    ? how
+    : ["The suite job endpoints are not served by this deployment yet; the pricing below is what they charge."];
 }
 
 function productEntry(p: Product, deps: MatrixDeps): MatrixProduct {

@@ -285,6 +285,21 @@ describe("configuredFlags follows each setting", () => {
     expect(on(all)).toEqual([...RAIL_IDS].filter((id) => id !== "redirect_link_checkout").sort());
   });
 
+  it("describes suite steps only for the suite endpoints that are served", () => {
+    const suite = (hasRoute: HasRoute) =>
+      paymentsMatrix({ config: testConfig({ PAY_TO_BASE }), catalog: new Catalog(), hasRoute }).rails.find(
+        (r) => r.id === "suite_metered",
+      );
+    expect(suite(none)?.how).toEqual([
+      "The suite job endpoints are not served by this deployment yet; the pricing below is what they charge.",
+    ]);
+    expect(suite(none)?.endpoints).toEqual([]);
+    const agentSuite: HasRoute = (m, p) => m === "POST" && p === "/api/x402-suite";
+    expect(suite(agentSuite)?.how).toHaveLength(1);
+    expect(suite(agentSuite)?.how[0]).toMatch(/^Agents: POST \/api\/x402-suite /);
+    expect(suite(agentSuite)?.endpoints).toEqual(["POST /api/x402-suite"]);
+  });
+
   it("switches the hosted checkout to an allow-list with STRIPE_PAYMENT_METHODS", () => {
     const m = paymentsMatrix({
       config: testConfig({ STRIPE_SECRET_KEY: "sk_test_x", STRIPE_PAYMENT_METHODS: "card,us_bank_account" }),
