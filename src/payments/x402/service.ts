@@ -22,6 +22,7 @@ import {
   confirmSignature,
   expectedSignature,
   signatureStatus,
+  svmMessageHash,
 } from "./svm.js";
 import type { PaymentProofRow } from "./tables.js";
 
@@ -243,6 +244,12 @@ export class X402Service {
     const fingerprint = createHash("sha256")
       .update(JSON.stringify([product.sku, email, note]))
       .digest("hex");
+    // A proof seen before is answered from the ledger first (replay, 409, in progress), before
+    // any check that depends on this request's price.
+    const seen = await this.seenBefore(proof);
+    if (seen && (seen.request_fingerprint !== fingerprint || seen.state !== "failed")) {
+      return this.existing({ ...seen, request_fingerprint: fingerprint }, product);
+    }
     const prepared = await this.prepare(proof, ctx);
     if ("pending" in prepared) return { kind: "pending", pending: prepared.pending };
     const at = nowIso();
@@ -274,6 +281,19 @@ export class X402Service {
     const won = await proofStore.reserve(this.db, row);
     if (!won) return this.existing(row, product);
     return this.settleAndGrant(row, product, "live");
+  }
+
+  /** The ledger row of a proof, found from the header alone (no chain access). */
+  private async seenBefore(proof: ParsedProof): Promise<PaymentProofRow | undefined> {
+    const chainId = this.config.x402.baseChainId;
+    if (proof.kind === "evm_eip3009") {
+      const a = proof.payload.authorization;
+      const key = `evm:${chainId}:${this.config.usdc.base.toLowerCase()}:${a.from.toLowerCase()}:${a.nonce.toLowerCase()}`;
+      return proofStore.get(this.db, key);
+    }
+    if (proof.kind === "evm_tx") return proofStore.byTxHashProof(this.db, proof.txHash);
+    const hash = svmMessageHash(proof.transaction);
+    return hash ? proofStore.get(this.db, `svm:${SOLANA_MAINNET_CAIP2.slice(7)}:${hash}`) : undefined;
   }
 
   /** Kind-specific local checks; returns the proof key and what to store, or a pending answer. */

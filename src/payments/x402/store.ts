@@ -18,6 +18,16 @@ export const proofStore = {
     return db.selectFrom("payment_proofs").selectAll().where("proof_key", "=", proofKey).executeTakeFirst();
   },
 
+  /** A transaction-hash proof already recorded for this hash (any log index). */
+  byTxHashProof(db: Executor, hash: string): Promise<PaymentProofRow | undefined> {
+    return db
+      .selectFrom("payment_proofs")
+      .selectAll()
+      .where("kind", "=", "evm_tx")
+      .where("expected_tx", "=", hash)
+      .executeTakeFirst();
+  },
+
   bySettlementTx(db: Executor, tx: string): Promise<PaymentProofRow | undefined> {
     return db.selectFrom("payment_proofs").selectAll().where("settlement_tx", "=", tx).executeTakeFirst();
   },
@@ -48,12 +58,17 @@ export const proofStore = {
   },
 
   /** Rows a reconciler must look at: anything between reservation and a final state. */
+  /** pending_unknown rows at any age; reserved/settling/settled ones only when idle since `olderThanIso`. */
   unfinished(db: Executor, olderThanIso: string): Promise<PaymentProofRow[]> {
     return db
       .selectFrom("payment_proofs")
       .selectAll()
-      .where("state", "in", ["reserved", "settling", "settled", "pending_unknown"])
-      .where("updated_at", "<=", olderThanIso)
+      .where((eb) =>
+        eb.or([
+          eb("state", "=", "pending_unknown"),
+          eb.and([eb("state", "in", ["reserved", "settling", "settled"]), eb("updated_at", "<=", olderThanIso)]),
+        ]),
+      )
       .orderBy("created_at")
       .limit(200)
       .execute();

@@ -207,6 +207,16 @@ export async function checkSvmTransaction(
   };
 }
 
+/** sha256 of a base64 transaction's message bytes (the Solana proof key), or undefined if undecodable. */
+export function svmMessageHash(base64: string): string | undefined {
+  try {
+    const tx = getTransactionDecoder().decode(getBase64Encoder().encode(base64));
+    return createHash("sha256").update(new Uint8Array(tx.messageBytes)).digest("hex");
+  } catch {
+    return undefined;
+  }
+}
+
 /** The transaction id (base58 of the fee payer's signature) once we (or the payer) sign it. */
 export async function expectedSignature(
   tx: DecodedSvmTx,

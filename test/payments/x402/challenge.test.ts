@@ -218,7 +218,7 @@ describe("x402 challenge (no chain needed)", () => {
     expect(wk.statusCode).toBe(200);
     expect(wk.json().resources).toContain("http://lab.test/api/x402-products");
     expect(wk.json().instructions).toContain("PAYMENT-SIGNATURE");
-    const spec = t.app.swagger() as { paths: Record<string, Record<string, Record<string, unknown>>> };
+    const spec = t.app.swagger() as unknown as { paths: Record<string, Record<string, Record<string, unknown>>> };
     const op = spec.paths["/api/x402-products"]?.post;
     expect(op?.["x-payment-info"]).toMatchObject({ protocols: ["x402"] });
     expect(Object.keys((op?.responses ?? {}) as object)).toEqual(

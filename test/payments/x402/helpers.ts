@@ -36,3 +36,24 @@ export function paymentResponse(headers: Record<string, unknown>): SettleRespons
 }
 
 export const b64json = (v: unknown) => Buffer.from(JSON.stringify(v)).toString("base64");
+
+import { buildApp } from "../../../src/app.js";
+import { testConfig } from "../../../src/config.js";
+import type { Db } from "../../../src/db/database.js";
+import type { App } from "../../../src/http/types.js";
+
+/** Builds the whole app on an existing database (to simulate a restart on the same data). */
+export async function appOn(db: Db, env: Record<string, string>): Promise<App> {
+  return buildApp({
+    config: testConfig({ BASE_URL: "http://lab.test", ADMIN_TOKEN: "admin-token-0123456789", ...env }),
+    db,
+  });
+}
+
+export async function countRows(app: App, table: "orders" | "payment_proofs"): Promise<number> {
+  const r = await app.services.db.kysely
+    .selectFrom(table)
+    .select((eb) => eb.fn.countAll<number | string>().as("n"))
+    .executeTakeFirstOrThrow();
+  return Number(r.n);
+}
