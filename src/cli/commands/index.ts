@@ -1,5 +1,6 @@
 import type { Command } from "../command.js";
+import { adminCommand } from "./admin.js";
 import { serveCommand } from "./serve.js";
 
 /** Every CLI command. Add a file in this folder, then a line here. */
-export const COMMANDS: Command[] = [serveCommand];
+export const COMMANDS: Command[] = [serveCommand, adminCommand];
