@@ -1,16 +1,19 @@
 import { randomBytes } from "node:crypto";
 import { x402Client } from "@x402/core/client";
+import { x402Facilitator } from "@x402/core/facilitator";
 import { encodePaymentSignatureHeader } from "@x402/core/http";
 import type { PaymentRequired } from "@x402/core/types";
-import { toClientEvmSigner } from "@x402/evm";
+import { toClientEvmSigner, toFacilitatorEvmSigner } from "@x402/evm";
 import { ExactEvmScheme } from "@x402/evm/exact/client";
+import { ExactEvmScheme as EvmFacilitatorScheme } from "@x402/evm/exact/facilitator";
 import { ExactEvmSchemeV1 } from "@x402/evm/v1";
-import { getAddress, type Hex, parseAbi } from "viem";
+import { createWalletClient, getAddress, type Hex, http, nonceManager, parseAbi } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Db } from "../../../src/db/database.js";
 import type { App } from "../../../src/http/types.js";
 import { type EvmChain, startAnvil } from "../../support/chains/evm.js";
+import { startHttpFacilitator, type TestFacilitator } from "../../support/chains/facilitator.js";
 import { ENGINES, freshDatabase } from "../../support/databases.js";
 import { appOn, b64json, countRows, evmKey, paymentRequired, paymentResponse } from "./helpers.js";
 
@@ -510,5 +513,102 @@ describe("x402 on Base: refusals, timeouts, crashes, facilitators", () => {
     await expect(appOn(db, env({ BASE_CHAIN_ID: "84532" }))).rejects.toThrow(
       /BASE_RPC_URL serves chain id 8453, but the Base rail needs 84532/,
     );
+  });
+});
+
+describe("x402 on Base through a hosted facilitator (X402_FACILITATOR_URL)", () => {
+  let hosted: TestFacilitator;
+  let app: App;
+  let db: Db;
+  beforeAll(async () => {
+    const publicClient = chain.publicClient;
+    // a separate gas key so the hosted facilitator's nonces never race the in-process one's
+    const hostedGas = await chain.newBuyer(0n);
+    const hostedWallet = createWalletClient({
+      account: privateKeyToAccount(hostedGas.key, { nonceManager }),
+      chain: chain.wallet.chain,
+      transport: http(chain.rpcUrl),
+    });
+    const signer = toFacilitatorEvmSigner({
+      address: hostedWallet.account.address,
+      readContract: (a) => publicClient.readContract(a as never),
+      verifyTypedData: (a) => publicClient.verifyTypedData(a as never),
+      writeContract: (a) => hostedWallet.writeContract(a as never),
+      sendTransaction: (a) => hostedWallet.sendTransaction(a as never),
+      waitForTransactionReceipt: (a) => publicClient.waitForTransactionReceipt(a as never),
+      getCode: (a) => publicClient.getCode(a),
+    });
+    hosted = await startHttpFacilitator(
+      new x402Facilitator().register("eip155:8453", new EvmFacilitatorScheme(signer)),
+    );
+    db = (await freshDatabase("sqlite")).db;
+    // no gas key of our own: settlement goes through the hosted facilitator; BASE_RPC_URL stays for checks
+    app = await appOn(db, { PAY_TO_BASE: seller, BASE_RPC_URL: chain.rpcUrl, X402_FACILITATOR_URL: hosted.url });
+  });
+  afterAll(async () => {
+    await app?.close();
+    await db?.close();
+    await hosted?.stop();
+  });
+
+  it("a stock client pays and the hosted facilitator settles → 200", async () => {
+    const buyer = await chain.newBuyer(5_000_000n);
+    const header = await payHeader(app, buyer.key, { sku: "gao" });
+    const res = await post(app, { sku: "gao" }, { "PAYMENT-SIGNATURE": header });
+    expect(res.statusCode, res.body).toBe(200);
+    expect(hosted.calls.settle).toBeGreaterThan(0);
+    expect(await chain.balanceOf(buyer.address)).toBe(4_000_000n);
+  });
+
+  it("§7.18 settle answering HTTP 200 with success:false → 402 with its errorReason; no order", async () => {
+    const buyer = await chain.newBuyer(5_000_000n);
+    const header = await payHeader(app, buyer.key, { sku: "gao" });
+    const drain = evmKey().address;
+    hosted.beforeSettle = async () => {
+      // between verification and settlement the payer moves its funds away
+      const hash = await chain.wallet.writeContract({
+        address: BASE_USDC,
+        abi: parseAbi(["function transfer(address,uint256) returns (bool)"]),
+        functionName: "transfer",
+        args: [drain, 5_000_000n],
+        account: privateKeyToAccount(buyer.key),
+        chain: chain.wallet.chain,
+      });
+      await chain.publicClient.waitForTransactionReceipt({ hash });
+    };
+    const orders = await countRows(app, "orders");
+    try {
+      const res = await post(app, { sku: "gao" }, { "PAYMENT-SIGNATURE": header });
+      expect(res.statusCode, res.body).toBe(402);
+      expect(res.json().code).toMatch(/^invalid_exact_evm_|insufficient/);
+      expect(res.json().error).toBe(res.json().code);
+    } finally {
+      hosted.beforeSettle = undefined;
+    }
+    expect(await countRows(app, "orders")).toBe(orders);
+    expect(await chain.balanceOf(seller)).toBeGreaterThan(0n);
+    const proof = await db.kysely.selectFrom("payment_proofs").selectAll().where("state", "=", "failed").execute();
+    expect(proof.length).toBe(1);
+  });
+
+  it("§7.21 facilitator /supported unreachable at start-up → paid routes answer 503, never 200", async () => {
+    const { db: d2 } = await freshDatabase("sqlite");
+    const down = await appOn(d2, {
+      PAY_TO_BASE: seller,
+      BASE_RPC_URL: chain.rpcUrl,
+      X402_FACILITATOR_URL: "http://127.0.0.1:9", // nothing listens on the discard port
+    });
+    try {
+      const buyer = await chain.newBuyer(5_000_000n);
+      const header = await payHeader(down, buyer.key, { sku: "gao" });
+      const res = await post(down, { sku: "gao" }, { "PAYMENT-SIGNATURE": header });
+      expect(res.statusCode).toBe(503);
+      expect(res.json().code).toBe("settlement_unavailable");
+      expect(await countRows(down, "orders")).toBe(0);
+      expect(await chain.balanceOf(buyer.address)).toBe(5_000_000n);
+    } finally {
+      await down.close();
+      await d2.close();
+    }
   });
 });
