@@ -13,6 +13,7 @@ import { adminGuard } from "./http/admin-auth.js";
 import { frameworkErrors, registerErrorHandling } from "./http/errors.js";
 import { Metrics } from "./http/metrics.js";
 import { registerOpenApi } from "./http/openapi.js";
+import { OneLineRequestLog } from "./http/request-log.js";
 import { RouteTable } from "./http/route-table.js";
 import type { App } from "./http/types.js";
 import { opsRoutes } from "./ops/routes.js";
@@ -99,6 +100,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
     forceCloseConnections: "idle",
     routerOptions: { maxParamLength: 200 },
     frameworkErrors,
+    logController: new OneLineRequestLog(),
   }).withTypeProvider<ZodTypeProvider>();
 
   app.setValidatorCompiler(validatorCompiler);

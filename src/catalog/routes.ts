@@ -94,6 +94,26 @@ export function catalogEnvelopeFor(config: Config, catalog: Catalog) {
 
 export function catalogRoutes(app: App, deps: { catalog: Catalog; config: Config }) {
   const { catalog, config } = deps;
+  // The catalog and configuration are fixed for the life of the app, so each answer is
+  // built, checked against its schema and serialized once, then served as bytes.
+  const cache = new Map<string, string>();
+  const answer = (sku: string | undefined): string => {
+    const key = sku === undefined ? "*" : catalog.resolve(sku).sku;
+    let body = cache.get(key);
+    if (body === undefined) {
+      const envelope = catalogEnvelopeFor(config, catalog);
+      if (sku === undefined) {
+        const products = catalog.list().map((p) => productRecord(p, config));
+        body = JSON.stringify(catalogResponseSchema.parse({ ...envelope, count: products.length, products }));
+      } else {
+        const product = productRecord(catalog.resolve(key), config);
+        body = JSON.stringify(singleProductResponseSchema.parse({ ...envelope, product }));
+      }
+      cache.set(key, body);
+    }
+    return body;
+  };
+
   app.get(
     "/api/x402-products",
     {
@@ -108,13 +128,12 @@ export function catalogRoutes(app: App, deps: { catalog: Catalog; config: Config
         },
       },
     },
-    async (request) => {
-      const envelope = catalogEnvelopeFor(config, catalog);
-      if (request.query.sku !== undefined) {
-        return { ...envelope, product: productRecord(catalog.resolve(request.query.sku), config) };
-      }
-      const products = catalog.list().map((p) => productRecord(p, config));
-      return { ...envelope, count: products.length, products };
+    async (request, reply) => {
+      const body = answer(request.query.sku);
+      return reply
+        .type("application/json; charset=utf-8")
+        .header("Cache-Control", "public, max-age=60")
+        .send(body as never);
     },
   );
 }
