@@ -88,7 +88,7 @@ describe("container format", () => {
     badChamber[4] = 30;
     expect(await codeOf(decompress(badChamber))).toBe("codec_unknown_chamber");
     const badCrc = c.slice();
-    badCrc[badCrc.length - 1] ^= 1;
+    badCrc[badCrc.length - 1] = badCrc[badCrc.length - 1]! ^ 1;
     expect(await codeOf(decompress(badCrc))).toBe("codec_checksum_mismatch");
   });
 

@@ -255,6 +255,7 @@ function classify(f: Feats, len: number): DataClass {
   if (f.h0 > 7.95) return "high_entropy";
   if (len % 4 === 0 && len >= 16) {
     if (len % 8 === 0 && f.float64Plausible > 0.95 && f.int32Small < 0.6) return "float64";
+    if (f.monotonic > 0.98 && f.float64Plausible < 0.95) return "timestamps";
     if (f.int32Small > 0.9) return f.monotonic > 0.98 ? "timestamps" : "int32";
     if (f.float32Plausible > 0.95) return "float32";
   }
