@@ -117,6 +117,12 @@ export const DISCOVERY_DOCUMENTS: readonly { key: string; path: string; title: s
     title: "/.well-known/x402",
     note: "x402 resource list for indexers",
   },
+  {
+    key: "api_catalog",
+    path: "/.well-known/api-catalog",
+    title: "API catalog",
+    note: "RFC 9727 linkset of the descriptions and documentation",
+  },
   { key: "toys", path: "/toys.json", title: "Toy store", note: "free toys in four aisles; not commercial SKUs" },
   { key: "ideas", path: "/ideas.json", title: "Idea lab", note: "ideas and whether they have shipped" },
   { key: "olympiad", path: "/api/olympiad", title: "Olympiad", note: "the Great Agentic Olympiad" },

@@ -7,11 +7,20 @@ import type { Config } from "../config.js";
 import type { RouteTable } from "../http/route-table.js";
 import type { App } from "../http/types.js";
 import { routeTableLookup } from "../payments/matrix/routes.js";
+import { API_CATALOG_PATH, API_CATALOG_TYPE, apiCatalogDocument } from "./api-catalog.js";
 import { buildContext, type DiscoveryContext } from "./context.js";
 import { agentDocument, agentsJsonDocument, platformDocument, welcomeDocument } from "./documents.js";
 import { ideasDocument } from "./ideas.js";
 import { enrichOpenApi } from "./openapi.js";
-import { agentSchema, agentsJsonSchema, ideasSchema, platformSchema, toysSchema, welcomeSchema } from "./schemas.js";
+import {
+  agentSchema,
+  agentsJsonSchema,
+  apiCatalogSchema,
+  ideasSchema,
+  platformSchema,
+  toysSchema,
+  welcomeSchema,
+} from "./schemas.js";
 import { agentsTxt, llmsFullTxt, llmsTxt } from "./text.js";
 import { toysDocument } from "./toys.js";
 
@@ -36,6 +45,7 @@ export function linkHeader(ctx: DiscoveryContext): string {
     ["service-desc", "/openapi.yaml"],
     ["service-doc", "/api/agent"],
     ["describedby", "/platform.json"],
+    ["api-catalog", API_CATALOG_PATH],
   ];
   return rels
     .filter(([, path]) => ctx.hasRoute("GET", path))
@@ -99,6 +109,7 @@ export function discoveryRoutes(app: App, deps: { config: Config; catalog: Catal
   const agentsJson = memo(agentsJsonDocument);
   const toys = memo(toysDocument);
   const ideas = memo(ideasDocument);
+  const apiCatalog = memo(apiCatalogDocument);
   const llms = memo(llmsTxt);
   const llmsFull = memo(llmsFullTxt);
   const agentsText = memo(agentsTxt);
@@ -131,6 +142,23 @@ export function discoveryRoutes(app: App, deps: { config: Config; catalog: Catal
   );
   json("/toys.json", "Toy store (aisles fun, theory, artifact, history); free, not commercial SKUs", toysSchema, toys);
   json("/ideas.json", "Idea lab: ideas and whether this deployment serves them yet", ideasSchema, ideas);
+
+  app.get(
+    API_CATALOG_PATH,
+    {
+      schema: {
+        summary: "API catalog (RFC 9727): linkset to the OpenAPI description, documentation and metadata",
+        tags,
+        response: { 200: apiCatalogSchema },
+      },
+      onRequest: withLinks,
+      onSend: cacheable,
+    },
+    async (_request, reply) => {
+      reply.type(API_CATALOG_TYPE);
+      return apiCatalog();
+    },
+  );
 
   const plain = (path: string, summary: string, type: string, build: () => string) => {
     app.get(

@@ -296,3 +296,17 @@ export type Toy = z.infer<typeof toySchema>;
 export type Toys = z.infer<typeof toysSchema>;
 export type Idea = z.infer<typeof ideaSchema>;
 export type Ideas = z.infer<typeof ideasSchema>;
+
+// ---------------------------------------------------------------- /.well-known/api-catalog (RFC 9727)
+
+export const linkTargetSchema = z.object({ href: z.string(), type: z.string().optional() });
+
+export const apiCatalogSchema = z.object({
+  linkset: z.array(
+    z
+      .record(z.string(), z.union([z.string(), z.array(linkTargetSchema)]))
+      .describe("one link context (RFC 9264): `anchor` (URL) plus relation → targets"),
+  ),
+});
+
+export type ApiCatalog = z.infer<typeof apiCatalogSchema>;

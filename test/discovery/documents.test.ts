@@ -55,7 +55,7 @@ describe.each(ENGINES)("discovery documents (%s)", (engine) => {
       expect(res.headers["cache-control"], path).toBe("public, max-age=300");
       expect(res.headers.etag, path).toMatch(/^"[A-Za-z0-9_-]{32}"$/);
       expect(res.headers.link, path).toBe(
-        `<${BASE}/openapi.yaml>; rel="service-desc", <${BASE}/api/agent>; rel="service-doc", <${BASE}/platform.json>; rel="describedby"`,
+        `<${BASE}/openapi.yaml>; rel="service-desc", <${BASE}/api/agent>; rel="service-doc", <${BASE}/platform.json>; rel="describedby", <${BASE}/.well-known/api-catalog>; rel="api-catalog"`,
       );
       const again = await t.app.inject({
         method: "GET",
@@ -94,7 +94,14 @@ describe.each(ENGINES)("discovery documents (%s)", (engine) => {
   it("links only to routes this deployment serves, with the right method", async () => {
     const routes = t.app.services.routes;
     let checked = 0;
-    for (const path of [...JSON_DOCS, ...TEXT_DOCS.map(([p]) => p), "/openapi.json", "/api/payments"]) {
+    const all = [
+      ...JSON_DOCS,
+      ...TEXT_DOCS.map(([p]) => p),
+      "/openapi.json",
+      "/api/payments",
+      "/.well-known/api-catalog",
+    ];
+    for (const path of all) {
       const body = (await get(t, path)).body;
       for (const u of mentionedUrls(body)) {
         expect(routes.allowedMethods(u.path), `${path} mentions ${u.method} ${u.path}`).toContain(u.method);
@@ -238,6 +245,27 @@ describe.each(ENGINES)("discovery documents (%s)", (engine) => {
       openapi_yaml: `${BASE}/openapi.yaml`,
       toys: `${BASE}/toys.json`,
     });
+  });
+
+  it("/.well-known/api-catalog is an RFC 9727 linkset to the descriptions", async () => {
+    const res = await get(t, "/.well-known/api-catalog");
+    expect(res.statusCode).toBe(200);
+    expect(res.headers["content-type"]).toBe(
+      'application/linkset+json; profile="https://www.rfc-editor.org/info/rfc9727"; charset=utf-8',
+    );
+    expect(res.headers["cache-control"]).toBe("public, max-age=300");
+    const { linkset } = res.json();
+    expect(linkset[0]).toEqual({
+      anchor: `${BASE}/.well-known/api-catalog`,
+      item: [{ href: `${BASE}/api/agent`, type: "application/json" }],
+    });
+    expect(linkset[1].anchor).toBe(`${BASE}/api/agent`);
+    expect(linkset[1]["service-desc"]).toEqual([
+      { href: `${BASE}/openapi.yaml`, type: "application/yaml" },
+      { href: `${BASE}/openapi.json`, type: "application/json" },
+    ]);
+    expect(linkset[1]["service-doc"].map((l: { href: string }) => l.href)).toContain(`${BASE}/llms.txt`);
+    expect(linkset[1].status).toEqual([{ href: `${BASE}/readyz`, type: "application/json" }]);
   });
 
   it("/api/welcome orients both surfaces", async () => {
