@@ -14,6 +14,9 @@ import type { CardSessionRow, CardSessionStatus, WebhookEventRow } from "./table
 /** A retried POST /api/checkout for the same (sku, email) inside this window returns the same session. */
 export const CHECKOUT_REUSE_WINDOW_MS = 10 * 60 * 1000;
 
+const STATUS_REREAD_MS = 2_000;
+const STATUS_UNKNOWN_REREAD_MS = 30_000;
+
 export const SESSION_ID = /^cs_[A-Za-z0-9_]{1,250}$/;
 
 /** The proof key of a card order: one Checkout Session → at most one order. */
@@ -55,6 +58,8 @@ export interface WebhookResult {
  */
 export class CardService {
   private readonly skuByLinkId = new Map<string, string>();
+  /** When the public status route last re-read each session from Stripe (bounds Stripe calls per session). */
+  private readonly lastRead = new Map<string, number>();
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -433,8 +438,8 @@ export class CardService {
   async status(sessionId: string): Promise<SessionStatus> {
     if (!SESSION_ID.test(sessionId)) throw new Problem(400, "invalid_session_id", "session_id must look like cs_….");
     let local = await cardStore.session(this.db, sessionId);
-    if (!local || local.status === "open" || local.status === "awaiting_payment") {
-      if (this.stripe) local = (await this.syncSession(sessionId)).session ?? local;
+    if ((!local || local.status === "open" || local.status === "awaiting_payment") && this.mayRead(sessionId, !local)) {
+      local = (await this.syncSession(sessionId)).session ?? local;
     }
     if (!local) throw new Problem(404, "session_not_found", `No checkout session ${sessionId} is known here.`);
     let order: OrderView | null = null;
@@ -457,6 +462,20 @@ export class CardService {
           ? "The payment method settles later (for example a US bank debit, which takes up to 4 business days). Access is granted when the payment succeeds; this page shows it then."
           : null,
     };
+  }
+
+  /**
+   * The status route is public: re-read a session from Stripe at most every 2 s, and an id we
+   * do not know at most every 30 s, so random ids cannot turn into a stream of Stripe calls.
+   */
+  private mayRead(sessionId: string, unknown: boolean): boolean {
+    if (!this.stripe) return false;
+    const now = Date.now();
+    const last = this.lastRead.get(sessionId);
+    if (last !== undefined && now - last < (unknown ? STATUS_UNKNOWN_REREAD_MS : STATUS_REREAD_MS)) return false;
+    if (this.lastRead.size >= 10_000) this.lastRead.clear();
+    this.lastRead.set(sessionId, now);
+    return true;
   }
 
   listEvents(q: { limit: number; offset: number; type?: string; search?: string; unprocessed?: boolean }) {

@@ -65,6 +65,18 @@ describe("POST /api/checkout through the stripe SDK against the local stand-in",
     expect(h.stripe.requests.length).toBe(calls);
   });
 
+  it("bounds Stripe reads from the public status route (unknown ids: one read per 30 s)", async () => {
+    const reads = () => h.stripe.requests.filter((q) => q.path === "/v1/checkout/sessions/cs_test_nobody").length;
+    for (let i = 0; i < 5; i++) {
+      const r = await h.app.inject({ method: "GET", url: "/api/checkout/cs_test_nobody" });
+      expect(r.statusCode).toBe(404);
+      expect(r.json().code).toBe("session_not_found");
+    }
+    expect(reads()).toBe(1);
+    const bad = await h.app.inject({ method: "GET", url: "/api/checkout/not-a-session" });
+    expect(bad.statusCode).toBe(400);
+  });
+
   it("answers 502 when Stripe fails, and 200 once it recovers", async () => {
     h.stripe.failNext(400);
     const r = await h.checkout("sponsor", "fail@example.com");
