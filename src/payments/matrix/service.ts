@@ -362,7 +362,7 @@ export function paymentsMatrix(deps: MatrixDeps, product?: Product): PaymentsMat
       note:
         methods.mode === "allow_list"
           ? "The hosted checkout offers exactly these methods (STRIPE_PAYMENT_METHODS)."
-          : "Offered when eligible for the amount, currency and device (Stripe dynamic payment methods): card (with phone wallets), link, cashapp, amazon_pay, us_bank_account, affirm, klarna.",
+          : "Offered when eligible for the amount, currency and device (Stripe dynamic payment methods); card includes phone wallets.",
     },
     configured_rails: all.filter((r) => r.configured).map((r) => r.id),
     missing_or_optional: all.filter((r) => !r.configured).map((r) => r.id),
