@@ -278,7 +278,13 @@ async function main(): Promise<void> {
       const tc = ms();
       const rep = await compressWithReport(data, { level });
       const c_ms = ms() - tc;
-      const { v: back, t: d_ms } = await timeRepeat(() => decompress(rep.container), args.quick || level === "max");
+      let back: Uint8Array = new Uint8Array(0);
+      let d_ms = 0;
+      try {
+        ({ v: back, t: d_ms } = await timeRepeat(() => decompress(rep.container), args.quick || level === "max"));
+      } catch (e) {
+        process.stderr.write(`  omni-${level} ${row.path}: decompress failed: ${String(e)}\n`);
+      }
       const ok = same(back, data);
       if (!ok) failures++;
       row.omni[level] = { bytes: rep.container.length, c_ms, d_ms, ok, chamber: rep.chamber };

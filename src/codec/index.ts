@@ -143,7 +143,9 @@ export async function compressWithReport(bytes: Uint8Array, options: CompressOpt
   const level = checkLevel(options.level);
   if (options.chamber !== undefined && !CHAMBERS.has(options.chamber))
     fail("codec_bad_option", `unknown chamber ${String(options.chamber)}`);
-  const input = bytes instanceof Uint8Array ? bytes : fail("codec_bad_input", "input must be bytes");
+  if (!(bytes instanceof Uint8Array)) fail("codec_bad_input", "input must be bytes");
+  // a plain view: Buffer#slice shares memory, Uint8Array#slice copies — chambers rely on the latter
+  const input = plain(bytes);
   const chunkSize = options.chunkSize;
   if (chunkSize !== undefined && !(Number.isSafeInteger(chunkSize) && chunkSize >= 4096))
     fail("codec_bad_option", "chunkSize must be an integer ≥ 4096");
@@ -273,6 +275,7 @@ const isGzip = (b: Uint8Array): boolean => b.length >= 3 && b[0] === 0x1f && b[1
 
 export async function decompress(container: Uint8Array, options: DecompressOptions = {}): Promise<Uint8Array> {
   if (!(container instanceof Uint8Array)) fail("codec_bad_input", "container must be bytes");
+  container = plain(container);
   const lim = limitsOf(options);
   if (isGzip(container)) {
     // a bare legacy gzip stream from an older client

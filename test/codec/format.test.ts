@@ -111,3 +111,16 @@ describe("container format", () => {
     expect(await codeOf(decompress(utf8("x"), { maxOutputBytes: -1 }))).toBe("codec_bad_option");
   });
 });
+
+describe("inputs are never modified", () => {
+  it("compressing a Buffer leaves it unchanged (Buffer#slice shares memory)", async () => {
+    const vals = Float64Array.from({ length: 2000 }, (_, i) => Math.sin(i) * 1e6 + Math.PI);
+    const buf = Buffer.from(new Uint8Array(vals.buffer));
+    const copy = Buffer.from(buf);
+    for (const level of ["fast", "balanced", "max"] as const) {
+      const c = await compress(buf, { level });
+      expect(buf.equals(copy)).toBe(true);
+      expect(Buffer.from(await decompress(Buffer.from(c))).equals(copy)).toBe(true);
+    }
+  });
+});

@@ -37,8 +37,8 @@ const squash = (d: number): number => (d > 2047 ? 4095 : d < -2047 ? 1 : SQUASH[
 const DT = new Float64Array(1024);
 for (let i = 0; i < 1024; i++) DT[i] = 1 / (i + 1.6);
 
-const LIMIT = 255;
-const N_HASHED = 6; // o2 o3 o4 o6 word column
+const LIMIT = Number(process.env.CM_LIMIT ?? 255);
+const N_HASHED = 8; // o2 o3 o4 o6 word×prev column o5 word
 const N_IN = 2 + N_HASHED + 2; // o0 o1 + hashed + match + bias
 
 function h2(a: number, b: number): number {
@@ -84,6 +84,10 @@ export class CMModel {
   private readonly st = new Int32Array(N_IN);
   private readonly w: Float32Array;
   private wOff = 0;
+  private wOff2 = 0;
+  private readonly w2 = new Float32Array(N_IN * 256).fill(0.3);
+  private p1 = 2048;
+  private p2 = 2048;
   private readonly mm: Uint32Array; // match model counters: [len bucket][expected bit]
   private readonly mtab: Int32Array;
   private readonly mbits: number;
@@ -94,6 +98,7 @@ export class CMModel {
   private readonly apm1: APM;
   private readonly apm2: APM;
   private readonly apmMask: number;
+  private apm2Base = 0;
   private c0 = 1;
   private nib = 1;
   private bitPos = 0;
@@ -156,13 +161,21 @@ export class CMModel {
     }
     st[i++] = 256;
     this.wOff = (mctx * 256 + c0) * N_IN;
+    this.wOff2 = (this.c4 & 0xff) * N_IN;
     const w = this.w;
+    const w2 = this.w2;
     let dot = 0;
-    for (let k = 0; k < N_IN; k++) dot += w[this.wOff + k]! * st[k]!;
-    this.pmix = squash(Math.round(dot));
+    let dot2 = 0;
+    for (let k = 0; k < N_IN; k++) {
+      dot += w[this.wOff + k]! * st[k]!;
+      dot2 += w2[this.wOff2 + k]! * st[k]!;
+    }
+    this.p1 = squash(Math.round(dot));
+    this.p2 = squash(Math.round(dot2));
+    this.pmix = squash(Math.round((dot + dot2) * 0.5));
     const c1 = this.c4 & 0xff;
     const a1 = this.apm1.pp(this.pmix, (c0 | (c1 << 8)) & this.apmMask);
-    const a2 = this.apm2.pp(this.pmix, (h2(this.c4 & 0xffff, c0) >>> 16) & this.apmMask);
+    const a2 = this.apm2.pp(this.pmix, (this.apm2Base + c0 * 0x9e5) & this.apmMask);
     let pr = (this.pmix + a1 + 2 * a2 + 2) >> 2;
     if (pr < 1) pr = 1;
     else if (pr > 4095) pr = 4095;
@@ -171,10 +184,15 @@ export class CMModel {
 
   update(y: number): void {
     // mixer
-    const err = ((y << 12) - this.pmix) * this.lr;
+    const err = ((y << 12) - this.p1) * this.lr;
+    const err2 = ((y << 12) - this.p2) * this.lr;
     const w = this.w;
+    const w2 = this.w2;
     const st = this.st;
-    for (let k = 0; k < N_IN; k++) w[this.wOff + k] = w[this.wOff + k]! + err * st[k]!;
+    for (let k = 0; k < N_IN; k++) {
+      w[this.wOff + k] = w[this.wOff + k]! + err * st[k]!;
+      w2[this.wOff2 + k] = w2[this.wOff2 + k]! + err2 * st[k]!;
+    }
     this.apm1.update(y);
     this.apm2.update(y);
     // counters
@@ -250,6 +268,7 @@ export class CMModel {
     const c4 = this.c4;
     const hc = this.hctx;
     hc[0] = h2(c4 & 0xffff, 2);
+    this.apm2Base = hc[0] >>> 8;
     hc[1] = h2(c4 & 0xffffff, 3);
     hc[2] = h2(c4, 4);
     hc[3] = h2(c4 ^ Math.imul(this.c8 & 0xffff, 0x2f0b4c57), 6);
@@ -257,6 +276,8 @@ export class CMModel {
     const col = this.pos - this.lineStart;
     const above = this.prevLineStart + col < this.lineStart ? this.buf[this.prevLineStart + col]! : 256;
     hc[5] = h2((above << 12) | Math.min(col, 4095), (c4 & 0xff) | 0x800);
+    hc[6] = h2(c4 ^ Math.imul(this.c8 & 0xff, 0x2f0b4c57), 5);
+    hc[7] = h2(this.word + (c4 & 0xff) * 0x1000193, 8);
   }
 
   private nibbleSlots(): void {

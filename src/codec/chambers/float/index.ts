@@ -55,7 +55,7 @@ export function pickExponent(vals: Float64Array, width: 4 | 8): { e: number; hit
 }
 
 function xorPlanes(input: Uint8Array, width: 4 | 8, xor: boolean): Uint8Array {
-  const data = input.slice();
+  const data = Uint8Array.prototype.slice.call(input);
   if (xor) {
     for (let i = data.length - width; i >= width; i -= width)
       for (let b = 0; b < width; b++) data[i + b] = data[i + b]! ^ data[i - width + b]!;
