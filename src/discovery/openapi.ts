@@ -1,6 +1,7 @@
 import { formatUsd } from "../catalog/service.js";
 import { compact, type DiscoveryContext, link } from "./context.js";
 import { caps, x402Headers } from "./facts.js";
+import { x402Notes } from "./text.js";
 
 /**
  * Adds the discovery extensions to the OpenAPI document that @fastify/swagger generates
@@ -18,6 +19,12 @@ export function enrichOpenApi(doc: Record<string, unknown>, ctx: DiscoveryContex
     wellKnownX402Url: link(ctx, "/.well-known/x402"),
     paymentsUrl: link(ctx, "/api/payments"),
   });
+  const info = (out.info ?? {}) as Record<string, unknown>;
+  const notes = x402Notes(ctx)
+    .map((n) => `- ${n}`)
+    .join("\n");
+  info.description = `${typeof info.description === "string" ? `${info.description}\n\n` : ""}Paying with x402:\n\n${notes}`;
+  out.info = info;
   const paths = (out.paths ?? {}) as Record<string, Record<string, Record<string, unknown>>>;
   const cents = ctx.catalog.list().map((p) => p.amountCents);
   const x402 = {

@@ -19,7 +19,8 @@ function priceLine(cents: number): string {
   return `$${formatUsd(cents)} (${cents} cents; ${centsToAtomic(cents)} USDC atomic units)`;
 }
 
-function x402Notes(ctx: DiscoveryContext): string[] {
+/** The x402 facts every text states: rails, header names, atomic units, the default client cap. */
+export function x402Notes(ctx: DiscoveryContext): string[] {
   const h = x402Headers(ctx);
   const c = caps(ctx);
   const rails = ctx.x402.rails.map(

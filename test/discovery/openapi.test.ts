@@ -6,7 +6,7 @@ import { type TestApp, testApp } from "../support/app.js";
 
 type OpenApi = {
   openapi: string;
-  info: { version: string };
+  info: { version: string; description?: string };
   paths: Record<string, Record<string, Record<string, unknown>>>;
   "x-discovery"?: Record<string, string>;
 };
@@ -89,6 +89,15 @@ describe("OpenAPI description", () => {
       agentsJsonUrl: "http://lab.test/agents.json",
       agentUrl: "http://lab.test/api/agent",
     });
+  });
+
+  it("its description states both rails, the header names, atomic units and the default client cap", () => {
+    const text = doc.info.description ?? "";
+    for (const word of ["solana-mainnet-beta", "eip155:8453", "X-PAYMENT", "PAYMENT-SIGNATURE", "PAYMENT-REQUIRED"]) {
+      expect(text).toContain(word);
+    }
+    expect(text).toContain("1 cent = 10,000 units");
+    expect(text).toContain("cap a payment at $1.00");
   });
 
   it("describes the text documents with their media types", () => {
