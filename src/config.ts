@@ -95,6 +95,15 @@ const envSchema = z.object({
   }),
   STRIPE_API_BASE: url("Stripe API host, e.g. http://127.0.0.1:12111"),
   STRIPE_PAYMENT_METHODS: optionalString,
+
+  // codec endpoints (src/engine) and identity tokens (src/identity)
+  CODEC_BODY_LIMIT_BYTES: intIn(64 * 1024, 256 * 1024 * 1024, 8 * 1024 * 1024),
+  CODEC_SLOW_LIMIT_BYTES: intIn(1024, 64 * 1024 * 1024, 256 * 1024),
+  CODEC_OUTPUT_LIMIT_BYTES: intIn(1024, 1024 * 1024 * 1024, 32 * 1024 * 1024),
+  IDENTITY_TOKEN_SECRET: optionalString.refine((v) => v === undefined || v.length >= 32, {
+    message: "must be at least 32 characters",
+  }),
+  IDENTITY_TOKEN_TTL_DAYS: intIn(1, 365, 30),
 });
 
 export type Env = z.infer<typeof envSchema>;
@@ -130,6 +139,19 @@ export interface Config {
     webhookSecret: string | undefined;
     apiBase: string | undefined;
     paymentMethods: string[] | undefined;
+  };
+  codec: {
+    /** Body limit of the codec routes (/api/omni, /api/web-codec, /api/compress, …). */
+    bodyLimitBytes: number;
+    /** Largest input for the slow levels (max, balanced), bench and process, and largest output of a context-mixing container. */
+    slowLimitBytes: number;
+    /** Largest decompressed output of a container whose chambers all decode fast. */
+    outputLimitBytes: number;
+  };
+  identity: {
+    /** Key of the identity-token hash; when unset a random key is kept in the settings table. */
+    tokenSecret: string | undefined;
+    tokenTtlDays: number;
   };
   /** Static hosted payment links, keyed by canonical sku (from PAYMENT_LINK_<SKU>). */
   paymentLinks: Record<string, string>;
@@ -215,6 +237,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       apiBase: e.STRIPE_API_BASE,
       paymentMethods: e.STRIPE_PAYMENT_METHODS?.split(","),
     },
+    codec: {
+      bodyLimitBytes: e.CODEC_BODY_LIMIT_BYTES,
+      slowLimitBytes: e.CODEC_SLOW_LIMIT_BYTES,
+      outputLimitBytes: e.CODEC_OUTPUT_LIMIT_BYTES,
+    },
+    identity: { tokenSecret: e.IDENTITY_TOKEN_SECRET, tokenTtlDays: e.IDENTITY_TOKEN_TTL_DAYS },
     paymentLinks,
     paymentLinkIds,
   };
