@@ -33,6 +33,8 @@ export const MODULE_INFO: Record<string, { title: string; description: string }>
   suite: { title: "Suite jobs", description: "Metered compression suite jobs: free up to the cap, then per GB." },
   ops: { title: "Operations", description: "Health, readiness and metrics." },
   admin: { title: "Administration", description: "Operator endpoints (bearer token)." },
+  web: { title: "Web pages", description: "HTML pages for humans: paying, claiming, opening access." },
+  engine: { title: "Codec engine", description: "The engine's HTTP face: profile, route, compress, bench, barrel." },
 };
 
 function modules(ctx: DiscoveryContext): Platform["modules"] {
