@@ -31,16 +31,16 @@ describe("human purchase pages", () => {
     expect(list.body).toContain('href="/pay?sku=gao-entry"');
   });
 
-  it("answers unknown and retired skus with an HTML error carrying the status and code", async () => {
-    const unknown = await h.app.inject({ method: "GET", url: "/pay?sku=nope" });
+  it("answers unknown and retired skus with problem+json, like every route", async () => {
+    const unknown = await h.app.inject({ method: "GET", url: "/pay?sku=nope", headers: { accept: "text/html" } });
     expect(unknown.statusCode).toBe(404);
-    expect(unknown.headers["content-type"]).toContain("text/html");
-    expect(unknown.body).toContain("unknown_sku");
+    expect(unknown.headers["content-type"]).toContain("application/problem+json");
+    expect(unknown.json().code).toBe("unknown_sku");
     const retired = await h.app.inject({ method: "GET", url: "/pay?sku=try-gate" });
     expect(retired.statusCode).toBe(410);
-    const xss = await h.app.inject({ method: "GET", url: "/pay?sku=%3Cscript%3Ealert(1)%3C/script%3E" });
+    const xss = await h.app.inject({ method: "GET", url: "/pay/cancel?sku=%3Cscript%3Ealert(1)%3C/script%3E" });
     expect(xss.statusCode).toBe(404);
-    expect(xss.body).not.toContain("<script>alert(1)");
+    expect(xss.headers["content-type"]).toContain("application/problem+json");
   });
 
   it("the form starts the hosted checkout (303 to Stripe); a bad e-mail stays on our page", async () => {
@@ -53,7 +53,7 @@ describe("human purchase pages", () => {
     expect(r.headers.location).toMatch(new RegExp(`^${h.stripe.base}/c/pay/cs_test_`));
     const bad = await h.app.inject({ method: "POST", url: "/pay", ...form({ sku: "zrw-pro", email: "nope" }) });
     expect(bad.statusCode).toBe(400);
-    expect(bad.body).toContain("invalid_email");
+    expect(bad.json().code).toBe("invalid_email");
   });
 
   it("the success page confirms, explains a pending bank debit, then shows the order and access URL", async () => {
@@ -116,7 +116,7 @@ describe("human purchase pages", () => {
       ...form({ sku: "zrw-pro", email: "w@example.com", rail: "crypto_manual_evm" }),
     });
     expect(bad.statusCode).toBe(400);
-    expect(bad.body).toContain("tx_required");
+    expect(bad.json().code).toBe("tx_required");
   });
 
   it("says card checkout is not configured when there is no Stripe key", async () => {
@@ -131,7 +131,7 @@ describe("human purchase pages", () => {
         ...form({ sku: "donate", email: "a@example.com" }),
       });
       expect(post.statusCode).toBe(503);
-      expect(post.body).toContain("card_rails_unconfigured");
+      expect(post.json().code).toBe("card_rails_not_configured");
     } finally {
       await t.close();
     }

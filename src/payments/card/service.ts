@@ -75,7 +75,7 @@ export class CardService {
     if (!this.stripe) {
       throw new Problem(
         503,
-        "card_rails_unconfigured",
+        "card_rails_not_configured",
         "Card payments are not configured on this server (STRIPE_SECRET_KEY is not set). Use another rail: see GET /api/payments.",
         { configured: false, alternatives: ["POST /api/claims", "POST /api/x402-products"] },
       );
@@ -177,7 +177,7 @@ export class CardService {
     if (!secret || !this.stripe) {
       throw new Problem(
         503,
-        "webhook_unconfigured",
+        "stripe_webhook_not_configured",
         "Stripe webhooks are not configured (STRIPE_WEBHOOK_SECRET and STRIPE_SECRET_KEY are required).",
       );
     }
@@ -503,7 +503,7 @@ function stripeProblem(err: unknown, doing: string): Problem {
   if (e?.type === "StripeConnectionError" || e?.statusCode === undefined) {
     return new Problem(
       503,
-      "stripe_unreachable",
+      "stripe_unavailable",
       `Stripe could not be reached while ${doing}; try again.`,
       {},
       {

@@ -109,7 +109,7 @@ export class ClaimService {
     }
     const rail = manualRails(this.config).find((r) => r.id === input.rail);
     if (!rail?.configured) {
-      throw new Problem(503, "rail_unconfigured", `The rail ${input.rail} is not configured on this server.`, {
+      throw new Problem(503, "rail_not_configured", `The rail ${input.rail} is not configured on this server.`, {
         rail: input.rail,
       });
     }

@@ -13,7 +13,8 @@ import { escapeHtml as e, page } from "../html.js";
 /**
  * Human purchase pages: /pay?sku= (starts the hosted checkout), /pay/success (order and access
  * URL once the webhook has landed, or the pending bank debit), /pay/cancel (the other rails).
- * Forms post url-encoded bodies; the pages never need JavaScript.
+ * Forms post url-encoded bodies; the pages never need JavaScript. Errors are problem+json
+ * like everywhere else (the forms' own checks catch the common mistakes first).
  */
 export function payPages(
   app: App,
@@ -29,17 +30,6 @@ export function payPages(
       .header("Cache-Control", "no-store")
       .serializer(String)
       .send(page(title, body) as never);
-
-  const fail = (reply: FastifyReply, err: unknown, sku?: string) => {
-    if (!(err instanceof Problem)) throw err;
-    const back = sku ? `<p><a href="/pay/cancel?sku=${encodeURIComponent(sku)}">Other ways to pay</a></p>` : "";
-    return send(
-      reply,
-      err.status,
-      "Cannot continue",
-      `<h1>Cannot continue</h1><p class="bad">${e(err.detail)}</p><p class="note">code: <code>${e(err.code)}</code></p>${back}<p><a href="/pay">All products</a></p>`,
-    );
-  };
 
   const price = (p: Product) => `$${p.amountUsd}`;
 
@@ -62,12 +52,7 @@ export function payPages(
           .join("");
         return send(reply, 200, "Buy", `<h1>Buy</h1><ul>${items}</ul>`);
       }
-      let product: Product;
-      try {
-        product = catalog.resolve(sku);
-      } catch (err) {
-        return fail(reply, err);
-      }
+      const product = catalog.resolve(sku);
       const rails = cardRailsConfigured(config);
       const link = config.paymentLinks[product.sku];
       const form = rails.checkout
@@ -104,14 +89,8 @@ ${link ? `<p>Or use the static <a href="${e(link)}">payment link</a>.</p>` : ""}
     },
     async (request, reply) => {
       const id = request.query.session_id;
-      if (!id)
-        return fail(reply, new Problem(400, "session_id_required", "The session_id is missing from the address."));
-      let status: SessionStatus;
-      try {
-        status = await card.status(id);
-      } catch (err) {
-        return fail(reply, err);
-      }
+      if (!id) throw new Problem(400, "session_id_required", "The session_id is missing from the address.");
+      const status = await card.status(id);
       return send(reply, 200, "Your purchase", successBody(status, catalog));
     },
   );
@@ -127,14 +106,7 @@ ${link ? `<p>Or use the static <a href="${e(link)}">payment link</a>.</p>` : ""}
       },
     },
     async (request, reply) => {
-      let product: Product | undefined;
-      if (request.query.sku) {
-        try {
-          product = catalog.resolve(request.query.sku);
-        } catch (err) {
-          return fail(reply, err);
-        }
-      }
+      const product = request.query.sku ? catalog.resolve(request.query.sku) : undefined;
       return send(reply, 200, "Other ways to pay", cancelBody(product, config));
     },
   );
@@ -158,12 +130,8 @@ ${link ? `<p>Or use the static <a href="${e(link)}">payment link</a>.</p>` : ""}
       },
       async (request, reply) => {
         const body = request.body as Record<string, string>;
-        try {
-          const session = await card.createCheckout({ sku: body.sku ?? "", email: body.email ?? "", rail: "stripe" });
-          return reply.code(303).header("Location", session.url).type("text/plain").send("redirecting to checkout");
-        } catch (err) {
-          return fail(reply, err, body.sku);
-        }
+        const session = await card.createCheckout({ sku: body.sku ?? "", email: body.email ?? "", rail: "stripe" });
+        return reply.code(303).header("Location", session.url).type("text/plain").send("redirecting to checkout");
       },
     );
 
@@ -179,29 +147,25 @@ ${link ? `<p>Or use the static <a href="${e(link)}">payment link</a>.</p>` : ""}
       },
       async (request, reply) => {
         const b = request.body as Record<string, string>;
-        try {
-          const r = await claims.submit({
-            sku: b.sku ?? "",
-            email: b.email ?? "",
-            rail: b.rail ?? "",
-            tx: b.tx,
-            company: b.company,
-            billing_address: b.billing_address,
-            currency: b.currency,
-          });
-          return send(
-            reply,
-            201,
-            "Claim recorded",
-            `<h1>Claim recorded</h1><dl><dt>Claim</dt><dd class="mono" id="claim-id">${e(r.claim_id)}</dd><dt>Amount</dt><dd>$${e(r.amount_usd)}</dd>${
-              r.terms ? `<dt>Terms</dt><dd>${e(r.terms)}</dd>` : ""
-            }</dl><ol>${r.next_steps.map((s) => `<li>${e(s)}</li>`).join("")}</ol>${
-              r.mailto ? `<p><a href="${e(r.mailto)}">E-mail the operator about this claim</a></p>` : ""
-            }<p>Status: <a href="${e(r.status_url)}">${e(r.status_url)}</a></p>`,
-          );
-        } catch (err) {
-          return fail(reply, err, b.sku);
-        }
+        const r = await claims.submit({
+          sku: b.sku ?? "",
+          email: b.email ?? "",
+          rail: b.rail ?? "",
+          tx: b.tx,
+          company: b.company,
+          billing_address: b.billing_address,
+          currency: b.currency,
+        });
+        return send(
+          reply,
+          201,
+          "Claim recorded",
+          `<h1>Claim recorded</h1><dl><dt>Claim</dt><dd class="mono" id="claim-id">${e(r.claim_id)}</dd><dt>Amount</dt><dd>$${e(r.amount_usd)}</dd>${
+            r.terms ? `<dt>Terms</dt><dd>${e(r.terms)}</dd>` : ""
+          }</dl><ol>${r.next_steps.map((s) => `<li>${e(s)}</li>`).join("")}</ol>${
+            r.mailto ? `<p><a href="${e(r.mailto)}">E-mail the operator about this claim</a></p>` : ""
+          }<p>Status: <a href="${e(r.status_url)}">${e(r.status_url)}</a></p>`,
+        );
       },
     );
   });

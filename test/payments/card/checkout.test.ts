@@ -113,10 +113,10 @@ describe("checkout configuration", () => {
         payload: { sku: "zrw-pro", email: "a@example.com", rail: "stripe" },
       });
       expect(r.statusCode).toBe(503);
-      expect(r.json()).toMatchObject({ code: "card_rails_unconfigured", configured: false });
+      expect(r.json()).toMatchObject({ code: "card_rails_not_configured", configured: false });
       const w = await t.app.inject({ method: "POST", url: "/api/stripe/webhook", payload: "{}" });
       expect(w.statusCode).toBe(503);
-      expect(w.json().code).toBe("webhook_unconfigured");
+      expect(w.json().code).toBe("stripe_webhook_not_configured");
     } finally {
       await t.close();
     }

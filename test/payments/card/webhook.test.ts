@@ -274,7 +274,7 @@ describe.each(ENGINES)("Stripe webhook on %s", (engine) => {
     h.stripe.failNext(500, 3);
     const down = await h.deliver(evt);
     expect(down.status).toBeGreaterThanOrEqual(500);
-    expect(["stripe_error", "stripe_unreachable"]).toContain(down.body.code);
+    expect(["stripe_error", "stripe_unavailable"]).toContain(down.body.code);
     const row = await h.app.services.db.kysely
       .selectFrom("webhook_events")
       .selectAll()

@@ -111,7 +111,7 @@ describe.each(ENGINES)("manual claims on %s", (engine) => {
       [
         { sku: "zrw-pro", email: "a@example.com", rail: "crypto_manual_btc", tx: "ab".repeat(32) },
         503,
-        "rail_unconfigured",
+        "rail_not_configured",
       ],
       [{ sku: "zrw-pro", email: "nope", rail: "crypto_manual_evm", tx: evmTx() }, 400, "invalid_email"],
       [{ sku: "nope", email: "a@example.com", rail: "crypto_manual_evm", tx: evmTx() }, 404, "unknown_sku"],
