@@ -8,7 +8,11 @@ import { fileURLToPath } from "node:url";
 const here = path.dirname(fileURLToPath(import.meta.url));
 const require = createRequire(import.meta.url);
 const tsx = require.resolve("tsx/cli");
-const result = spawnSync(process.execPath, [tsx, path.join(here, "..", "src", "cli", "main.ts"), ...process.argv.slice(2)], {
-  stdio: "inherit",
-});
+const result = spawnSync(
+  process.execPath,
+  [tsx, path.join(here, "..", "src", "cli", "main.ts"), ...process.argv.slice(2)],
+  {
+    stdio: "inherit",
+  },
+);
 process.exit(result.status ?? 1);
