@@ -9,6 +9,9 @@ import { BASE_USDC_EIP712, centsToAtomic, MAX_TIMEOUT_SECONDS, type X402Rail, x4
  * carried base64 in PAYMENT-REQUIRED. Pure: derived from config + catalog only.
  */
 
+export const NO_FEE_PAYER_NOTE =
+  "No fee payer is offered here: send a transaction fully signed by the payer (the payer pays the network fee).";
+
 /** The spec / v1 `accepts[]` entry. */
 export interface AcceptEntry {
   scheme: "exact";
@@ -78,7 +81,9 @@ export function acceptEntry(
     asset: rail.asset,
     payTo: rail.payTo,
     resource: ctx.resource,
-    description: `${product.name} (${product.sku}): ${product.grants}. Price ${product.amountUsd} USD = ${amount} atomic USDC units (6 decimals).`,
+    description: `${product.name} (${product.sku}): ${product.grants}. Price ${product.amountUsd} USD = ${amount} atomic USDC units (6 decimals).${
+      rail.chain === "solana" && !ctx.feePayer ? ` ${NO_FEE_PAYER_NOTE}` : ""
+    }`,
     mimeType: "application/json",
     maxTimeoutSeconds: MAX_TIMEOUT_SECONDS,
     extra: railExtra(rail, ctx.feePayer),

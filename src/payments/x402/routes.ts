@@ -4,6 +4,7 @@ import { problemSchema } from "../../http/problem.js";
 import type { App } from "../../http/types.js";
 import { ATOMIC_UNITS_NOTE, CLIENT_CAP_NOTE, PAID_OPERATIONS } from "./discovery.js";
 import { paymentHeader } from "./proof.js";
+import { NO_FEE_PAYER_NOTE } from "./requirements.js";
 import type { X402Service } from "./service.js";
 
 const acceptSchema = z
@@ -158,6 +159,9 @@ export function x402Routes(app: App, deps: { x402: X402Service; config: Config }
         "",
         "Rails: USDC on Base (`eip155:8453`, EIP-3009 `exact`, or the hash of a confirmed USDC transfer) and USDC on Solana (`solana-mainnet-beta` / `solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp`, a serialized TransferChecked transaction).",
         "Send the proof in `PAYMENT-SIGNATURE` (v2) or `X-PAYMENT` (v1/v2); the 402 carries `PAYMENT-REQUIRED`, success carries `PAYMENT-RESPONSE` and `X-PAYMENT-RESPONSE`.",
+        x402.settlement.feePayer()
+          ? `Solana: partially sign for our fee payer ${x402.settlement.feePayer()} (extra.feePayer), or sign fully.`
+          : `Solana: ${NO_FEE_PAYER_NOTE}`,
         ATOMIC_UNITS_NOTE,
         CLIENT_CAP_NOTE,
         x402.configured() ? "" : "No rail is configured on this instance right now: paid operations answer 503.",
