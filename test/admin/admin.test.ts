@@ -122,6 +122,15 @@ describe.each(ENGINES)("admin API on %s", (engine) => {
     expect((search.body.items as { subject: string }[]).map((e) => e.subject)).toEqual([a]);
   });
 
+  it("keeps the audit log append-only in the database itself", async () => {
+    const db = h.app.services.db.kysely;
+    const before = await db.selectFrom("audit_log").selectAll().execute();
+    expect(before.length).toBeGreaterThan(0);
+    await expect(db.updateTable("audit_log").set({ actor: "someone-else" }).execute()).rejects.toThrow(/append-only/);
+    await expect(db.deleteFrom("audit_log").execute()).rejects.toThrow(/append-only/);
+    expect(await db.selectFrom("audit_log").selectAll().execute()).toEqual(before);
+  });
+
   it("validates licence keys with stable codes", async () => {
     const ok = await h.admin("GET", `/api/admin/orders/${ids[4]}`);
     const lic = await h.app.inject({ method: "GET", url: `/api/licenses/${ok.body.license_key}` });

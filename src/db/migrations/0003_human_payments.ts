@@ -1,6 +1,7 @@
-import { type Kysely, sql } from "kysely";
+import { type Kysely, PostgresAdapter, sql } from "kysely";
 
-// Human payments: Stripe sessions, webhook events (dedupe by event id), manual claims.
+// Human payments: Stripe sessions, webhook events (dedupe by event id), manual claims,
+// and the audit log (from 0001) made append-only by triggers on both engines.
 // Portable subset only: TEXT ids, INTEGER cents, TEXT ISO timestamps, TEXT JSON.
 
 export async function up(db: Kysely<unknown>): Promise<void> {
@@ -77,9 +78,29 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .execute();
   await db.schema.createIndex("claims_created_idx").on("claims").column("created_at").execute();
   await db.schema.createIndex("claims_state_idx").on("claims").column("state").execute();
+
+  // The audit log is append-only: the database itself refuses UPDATE and DELETE.
+  if (db.getExecutor().adapter instanceof PostgresAdapter) {
+    await sql`create function audit_log_append_only() returns trigger language plpgsql as $$
+begin raise exception 'audit_log is append-only'; end $$`.execute(db);
+    await sql`create trigger audit_log_append_only before update or delete on audit_log
+for each row execute function audit_log_append_only()`.execute(db);
+  } else {
+    await sql`create trigger audit_log_no_update before update on audit_log
+begin select raise(abort, 'audit_log is append-only'); end`.execute(db);
+    await sql`create trigger audit_log_no_delete before delete on audit_log
+begin select raise(abort, 'audit_log is append-only'); end`.execute(db);
+  }
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {
+  if (db.getExecutor().adapter instanceof PostgresAdapter) {
+    await sql`drop trigger if exists audit_log_append_only on audit_log`.execute(db);
+    await sql`drop function if exists audit_log_append_only()`.execute(db);
+  } else {
+    await sql`drop trigger if exists audit_log_no_update`.execute(db);
+    await sql`drop trigger if exists audit_log_no_delete`.execute(db);
+  }
   await db.schema.dropTable("claims").execute();
   await db.schema.dropTable("webhook_events").execute();
   await db.schema.dropTable("card_refunds").execute();
