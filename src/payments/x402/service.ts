@@ -122,7 +122,14 @@ export class X402Service {
 
   /** Start-up reconciliation, then a periodic pass every `everyMs` (0 = none). */
   async start(everyMs = 30_000): Promise<void> {
-    await this.reconcile({ startup: true });
+    // Start-up waits for the reconciliation pass, but at most 15 s (a slow RPC must not keep the
+    // service down); the pass then finishes in the background.
+    const pass = this.reconcile({ startup: true }).catch((err: unknown) => {
+      this.log.error({ err }, "x402 start-up reconciliation failed");
+    });
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([pass, new Promise<void>((r) => (timer = setTimeout(r, 15_000)))]);
+    clearTimeout(timer);
     if (everyMs > 0) {
       this.timer = setInterval(() => {
         void this.reconcile({ startup: false });
@@ -772,6 +779,9 @@ export class X402Service {
    * row is examined; later passes only rows idle for longer than two settlement timeouts.
    */
   async reconcile(opts: { startup?: boolean } = {}): Promise<{ examined: number; granted: number; failed: number }> {
+    if (this.reconciling) {
+      await this.reconciling;
+    }
     const run = async () => {
       const idle = opts.startup ? 0 : 2 * this.settlement.settleTimeoutMs + 5_000;
       const rows = await proofStore.unfinished(this.db, new Date(Date.now() - idle).toISOString());
@@ -792,7 +802,14 @@ export class X402Service {
       return { examined: rows.length, granted, failed };
     };
     const p = run();
-    this.reconciling = p.then(() => {});
+    const done = p.then(
+      () => {},
+      () => {},
+    );
+    this.reconciling = done;
+    void done.then(() => {
+      if (this.reconciling === done) this.reconciling = undefined;
+    });
     return p;
   }
 

@@ -1,6 +1,6 @@
 import { encodeAbiParameters, hashTypedData, keccak256, stringToBytes, toHex } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { testConfig } from "../../../src/config.js";
+import { ConfigError, loadConfig, testConfig } from "../../../src/config.js";
 import { x402Discovery } from "../../../src/payments/x402/discovery.js";
 import { centsToAtomic } from "../../../src/payments/x402/rails.js";
 import { type TestApp, testApp } from "../../support/app.js";
@@ -191,6 +191,14 @@ describe("x402 challenge (no chain needed)", () => {
     expect(txHash.statusCode).toBe(503);
     const orders = await t.app.services.db.kysely.selectFrom("orders").selectAll().execute();
     expect(orders).toHaveLength(0);
+  });
+
+  it("x402 settings are validated with a one-line error naming the setting", () => {
+    expect(() => loadConfig({ X402_SETTLE_TIMEOUT_SECONDS: "0" })).toThrow(ConfigError);
+    expect(() => loadConfig({ X402_SETTLE_TIMEOUT_SECONDS: "0" })).toThrow(/X402_SETTLE_TIMEOUT_SECONDS/);
+    expect(() => loadConfig({ PAY_TO_BASE: "0x123" })).toThrow(/PAY_TO_BASE/);
+    expect(() => loadConfig({ X402_SVM_FEE_PAYER_KEY: "0OIl" })).toThrow(/X402_SVM_FEE_PAYER_KEY/);
+    expect(testConfig({ X402_SETTLE_TIMEOUT_SECONDS: "7" }).x402.settleTimeoutSeconds).toBe(7);
   });
 
   it("§7.22 prices are integers end to end", () => {
