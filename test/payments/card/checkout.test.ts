@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { testConfig } from "../../../src/config.js";
 import { cardRailsConfigured, checkoutPaymentMethods } from "../../../src/payments/card/rails.js";
 import { testApp } from "../../support/app.js";
+import { ENGINES } from "../../support/databases.js";
 import { type CardHarness, cardHarness } from "../../support/stripe/harness.js";
 
 describe("POST /api/checkout through the stripe SDK against the local stand-in", () => {
@@ -136,5 +137,38 @@ describe("checkout configuration", () => {
     expect(() => testConfig({ PAYMENT_LINK_ID_ZRW_PRO: "https://x" })).toThrow(/PAYMENT_LINK_ID_ZRW_PRO/);
     expect(() => testConfig({ STRIPE_SECRET_KEY: "pk_test_1" })).toThrow(/STRIPE_SECRET_KEY/);
     expect(() => testConfig({ STRIPE_WEBHOOK_SECRET: "secret" })).toThrow(/STRIPE_WEBHOOK_SECRET/);
+  });
+});
+
+describe.each(ENGINES)("checkout retries on %s", (engine) => {
+  let h: CardHarness;
+  beforeAll(async () => {
+    h = await cardHarness(engine);
+  });
+  afterAll(async () => h.close());
+
+  it("concurrent retries of one request answer one session", async () => {
+    const results = await Promise.all(Array.from({ length: 6 }, () => h.checkout("blackjack", "same@example.com")));
+    expect(results.every((r) => r.status === 200)).toBe(true);
+    expect(new Set(results.map((r) => r.body.session_id)).size).toBe(1);
+    const rows = await h.app.services.db.kysely
+      .selectFrom("card_sessions")
+      .selectAll()
+      .where("email", "=", "same@example.com")
+      .execute();
+    expect(rows).toHaveLength(1);
+  });
+
+  it("a retry after losing our record (crash after Stripe answered) gets the same session from Stripe", async () => {
+    const first = await h.checkout("shard-tsdb", "crash@example.com");
+    await h.app.services.db.kysely
+      .deleteFrom("card_sessions")
+      .where("id", "=", first.body.session_id as string)
+      .execute();
+    const retry = await h.checkout("shard-tsdb", "crash@example.com");
+    expect(retry.body.session_id).toBe(first.body.session_id);
+    const keys = h.stripe.requests.filter((q) => q.method === "POST").map((q) => q.idempotencyKey);
+    expect(keys.at(-1)).toBe(keys.at(-2));
+    expect([...h.stripe.sessions.values()].filter((s) => s.customer_email === "crash@example.com")).toHaveLength(1);
   });
 });
