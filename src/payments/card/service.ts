@@ -226,6 +226,10 @@ export class CardService {
       if (!objectId) return "ignored:no_charge_id";
       return this.chargeRefunded(objectId);
     }
+    if (type === "charge.dispute.created") {
+      if (!objectId) return "ignored:no_dispute_id";
+      return this.disputeCreated(objectId);
+    }
     return "ignored:unhandled_type";
   }
 
@@ -432,6 +436,37 @@ export class CardService {
       revoked++;
     }
     return revoked > 0 ? "refunded" : "refund_recorded";
+  }
+
+  /**
+   * `charge.dispute.created` (a chargeback): the dispute is re-read and the order it is about is
+   * revoked; the operator can see it in the audit log. Without an order yet, only the audit entry.
+   */
+  private async disputeCreated(disputeId: string): Promise<string> {
+    const stripe = this.requireStripe();
+    let dispute: Stripe.Dispute;
+    try {
+      dispute = await stripe.disputes.retrieve(disputeId);
+    } catch (err) {
+      if (isStripeNotFound(err)) return "ignored:unknown_dispute";
+      throw stripeProblem(err, "reading the dispute");
+    }
+    const pi = idOf(dispute.payment_intent);
+    if (!pi) return "ignored:no_payment_intent";
+    const sessions = await cardStore.sessionsByPaymentIntent(this.db, pi);
+    let revoked = 0;
+    for (const session of sessions) {
+      if (!session.order_id) continue;
+      await this.orders.revoke(session.order_id, "stripe", `dispute ${dispute.id} (${dispute.reason})`);
+      revoked++;
+    }
+    await this.orders.audit("stripe", "card.dispute", dispute.id, {
+      payment_intent: pi,
+      reason: dispute.reason,
+      amount_cents: dispute.amount,
+      orders_revoked: revoked,
+    });
+    return revoked > 0 ? "revoked" : "dispute_recorded";
   }
 
   /** What the success page and `GET /api/checkout/:id` show; re-reads Stripe until the session is settled. */

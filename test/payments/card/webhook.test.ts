@@ -250,6 +250,24 @@ describe.each(ENGINES)("Stripe webhook on %s", (engine) => {
     expect(lic.json()).toMatchObject({ valid: false, code: "refunded" });
   });
 
+  it("revokes access on a dispute (chargeback) and tells the operator", async () => {
+    const id = await session("blackjack");
+    h.stripe.pay(id);
+    await h.deliver(h.stripe.sessionEvent("checkout.session.completed", id));
+    const token = tokenOf((await status(id)).access_url);
+    const dispute = h.stripe.dispute(id);
+    const r = await h.deliver(h.stripe.event("charge.dispute.created", { ...dispute }));
+    expect(r.body.outcome).toBe("revoked");
+    const gone = await h.app.inject({ method: "GET", url: `/access/${token}` });
+    expect(gone.json().code).toBe("access_revoked");
+    const audit = await h.app.services.db.kysely
+      .selectFrom("audit_log")
+      .selectAll()
+      .where("subject", "=", dispute.id)
+      .execute();
+    expect(audit.map((a) => a.action)).toEqual(["card.dispute"]);
+  });
+
   it("matches a static payment link purchase by its payment link id", async () => {
     const s = h.stripe.paymentLinkSession(LINK_ID, 24900, "link-buyer@example.com");
     h.stripe.pay(s.id);

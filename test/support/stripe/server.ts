@@ -53,6 +53,17 @@ export interface StandInCharge {
   currency: string;
 }
 
+export interface StandInDispute {
+  id: string;
+  object: "dispute";
+  amount: number;
+  charge: string;
+  payment_intent: string;
+  reason: string;
+  status: string;
+  currency: string;
+}
+
 const rid = (prefix: string) => `${prefix}_test_${randomBytes(12).toString("hex")}`;
 
 /** Parses Stripe's form encoding (`a[b][0][c]=v`) into nested objects and arrays. */
@@ -82,6 +93,7 @@ export class StripeStandIn {
   readonly webhookSecret = `whsec_${randomBytes(16).toString("hex")}`;
   readonly sessions = new Map<string, StandInSession>();
   readonly charges = new Map<string, StandInCharge>();
+  readonly disputes = new Map<string, StandInDispute>();
   readonly requests: RecordedRequest[] = [];
   private readonly idempotent = new Map<string, { params: string; status: number; body: string }>();
   private failures: number[] = [];
@@ -193,6 +205,11 @@ export class StripeStandIn {
     if (req.method === "GET" && sessionMatch?.[1]) {
       const s = this.sessions.get(sessionMatch[1]);
       return s ? this.json(res, 200, this.sessionJson(s)) : this.notFound(res, "checkout.session");
+    }
+    const disputeMatch = /^\/v1\/disputes\/([^/]+)$/.exec(path);
+    if (req.method === "GET" && disputeMatch?.[1]) {
+      const d = this.disputes.get(disputeMatch[1]);
+      return d ? this.json(res, 200, d) : this.notFound(res, "dispute");
     }
     const chargeMatch = /^\/v1\/charges\/([^/]+)$/.exec(path);
     if (req.method === "GET" && chargeMatch?.[1]) {
@@ -348,6 +365,25 @@ export class StripeStandIn {
     charge.amount_refunded = Math.min(charge.amount, (charge.amount_refunded ?? 0) + (amountCents ?? charge.amount));
     charge.refunded = charge.amount_refunded === charge.amount;
     return charge;
+  }
+
+  /** The card holder disputes the session's charge (a chargeback). */
+  dispute(sessionId: string, reason = "fraudulent"): StandInDispute {
+    const s = this.must(sessionId);
+    const charge = [...this.charges.values()].find((c) => c.payment_intent === s.payment_intent);
+    if (!charge) throw new Error(`session ${sessionId} has no charge`);
+    const d: StandInDispute = {
+      id: rid("dp"),
+      object: "dispute",
+      amount: charge.amount,
+      charge: charge.id,
+      payment_intent: charge.payment_intent,
+      reason,
+      status: "needs_response",
+      currency: charge.currency,
+    };
+    this.disputes.set(d.id, d);
+    return d;
   }
 
   private must(id: string): StandInSession {
