@@ -57,6 +57,24 @@ export function brotli(data: Uint8Array, quality: number, sizeHint = data.length
   });
 }
 
+/** brotli on the libuv thread pool (lets the main thread run another model meanwhile) */
+export function brotliAsync(data: Uint8Array, quality: number): Promise<Uint8Array> {
+  const lgwin = Math.max(16, Math.min(24, Math.ceil(Math.log2(Math.max(1, data.length + 16)))));
+  return new Promise((resolve, reject) => {
+    zlib.brotliCompress(
+      data,
+      {
+        params: {
+          [zlib.constants.BROTLI_PARAM_QUALITY]: quality,
+          [zlib.constants.BROTLI_PARAM_LGWIN]: lgwin,
+          [zlib.constants.BROTLI_PARAM_SIZE_HINT]: data.length,
+        },
+      },
+      (err, out) => (err ? reject(err) : resolve(out)),
+    );
+  });
+}
+
 export function gzip(data: Uint8Array, level = 9): Uint8Array {
   return zlib.gzipSync(data, { level });
 }

@@ -119,14 +119,28 @@ async function encodeBlock(
   generalHint.stride = prof.feats.stride;
   const tried: { chamber: ChamberName; size: number | null }[] = [];
   let best: Choice | null = null;
-  for (const name of r.candidates) {
+  // Start the general chamber first: its backends run on the thread pool while the main thread
+  // runs the modelling chambers; then collect every result in candidate order.
+  const pending = new Map<ChamberName, Promise<Encoded | null>>();
+  const start = (name: ChamberName): void => {
     const ch = CHAMBERS.get(name);
     if (!ch) fail("codec_bad_option", `unknown chamber ${name}`);
-    if (!ch.accepts(input)) {
-      tried.push({ chamber: name, size: null });
-      continue;
+    const p = ch.accepts(input) ? ch.encode(input, { level }) : Promise.resolve(null);
+    p.catch(() => {}); // awaited below; this only marks the rejection as handled meanwhile
+    pending.set(name, p);
+  };
+  if (r.candidates.includes("general") && r.candidates.length > 1) {
+    start("general");
+    await new Promise((res) => setImmediate(res)); // let the backend jobs reach the pool
+  }
+  for (const name of r.candidates) {
+    if (!pending.has(name)) {
+      start(name);
+      await pending.get(name)!.catch(() => null); // one modelling chamber at a time
     }
-    const enc = await ch.encode(input, { level });
+  }
+  for (const name of r.candidates) {
+    const enc = await pending.get(name)!;
     const size = enc ? enc.payload.length + enc.params.length : null;
     tried.push({ chamber: name, size });
     if (enc && (!best || size! < best.enc.payload.length + best.enc.params.length)) best = { chamber: name, enc };

@@ -35,11 +35,11 @@ const SQUASH = new Int16Array(4096);
 const squash = (d: number): number => (d > 2047 ? 4095 : d < -2047 ? 1 : SQUASH[(d + 2048) | 0]!);
 
 const DT = new Float64Array(1024);
-for (let i = 0; i < 1024; i++) DT[i] = 1 / (i + 1.6);
+for (let i = 0; i < 1024; i++) DT[i] = 1 / (i + 1.4);
 
 const LIMIT = Number(process.env.CM_LIMIT ?? 255);
 const N_HASHED = 8; // o2 o3 o4 o6 word×prev column o5 word
-const N_IN = 2 + N_HASHED + 2; // o0 o1 + hashed + match + bias
+const N_IN = 2 + N_HASHED + 3; // o0 o1 + hashed + match (2) + bias
 
 function h2(a: number, b: number): number {
   let h = Math.imul(a, 0x9e3779b1) ^ Math.imul(b + 0x7f4a7c15, 0x85ebca77);
@@ -95,6 +95,8 @@ export class CMModel {
   private mlen = 0;
   private mexp = -1; // expected byte or -1
   private mslot = 0;
+  private mslot2 = 0;
+  private readonly mm2 = new Uint32Array(1 << 18).fill(0x80000000);
   private readonly apm1: APM;
   private readonly apm2: APM;
   private readonly apmMask: number;
@@ -155,8 +157,11 @@ export class CMModel {
       this.mslot = lb * 2 + expBit;
       st[i++] = STRETCH[this.mm[this.mslot]! >>> 20]!;
       mctx = this.mlen < 16 ? 1 : this.mlen < 32 ? 2 : 3;
+      this.mslot2 = (((this.mexp << 8) | c0) << 2) | (mctx - 1);
+      st[i++] = STRETCH[this.mm2[this.mslot2]! >>> 20]!;
     } else {
       this.mslot = -1;
+      st[i++] = 0;
       st[i++] = 0;
     }
     st[i++] = 256;
@@ -202,6 +207,7 @@ export class CMModel {
     for (let k = 0; k < N_HASHED; k++) upd(this.tabs[k]!, this.slot[2 + k]!, target);
     if (this.mslot >= 0) {
       upd(this.mm, this.mslot, target);
+      upd(this.mm2, this.mslot2, target);
       if (((this.mexp >>> (7 - this.bitPos)) & 1) !== y) {
         this.mexp = -1;
         this.mlen = 0;

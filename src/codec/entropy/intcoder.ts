@@ -1,7 +1,7 @@
 import { fail } from "../errors.js";
 import { ByteReader, ByteWriter } from "../format/varint.js";
 import { BitReader, BitWriter } from "./bitio.js";
-import { ransDecode, ransEncode } from "./rans.js";
+import { ransDecode, ransDecodeCtx, ransEncode, ransEncodeCtx } from "./rans.js";
 
 /**
  * Integer sequence coder shared by the numeric chambers (zrw, delta, float).
@@ -13,6 +13,8 @@ import { ransDecode, ransEncode } from "./rans.js";
  *     1 direct  — zigzag residual < alphabet, one rANS symbol per value (exact order-0 model)
  *     2 token   — rANS token (bit length + 2 mantissa bits, values < 16 literal) + raw low bits
  *     3 runs    — (value, run length) pairs, each sequence coded again (no nested runs)
+ *     4 token-ctx — as token, but each token's rANS table is chosen by the previous token's
+ *                   magnitude band (7 bands): volatility clustering in real series
  */
 export type Transform = 0 | 1 | 2;
 export interface IntCodeOptions {
@@ -43,6 +45,14 @@ for (let k = 5; k <= 53; k++) {
     TOK_BASE[t] = 2 ** (k - 1) + top * 2 ** (k - 3);
     TOK_BITS[t] = k - 3;
   }
+}
+
+/** context class of a token (its magnitude band), used by kind 4 */
+const NCTX = 7;
+const TOK_CLASS = new Uint8Array(TOKENS);
+for (let t = 0; t < TOKENS; t++) {
+  const bl = t < 16 ? 32 - Math.clz32(t) : ((t - 16) >> 2) + 5;
+  TOK_CLASS[t] = t === 0 ? 0 : bl <= 2 ? 1 : bl <= 4 ? 2 : bl <= 6 ? 3 : bl <= 8 ? 4 : bl <= 11 ? 5 : 6;
 }
 
 function tokenOf(z: number): number {
@@ -103,9 +113,19 @@ function encodeResidualKinds(res: Float64Array, opts: IntCodeOptions, depth: num
     }
     let alpha = 0;
     for (let i = 0; i < n; i++) if (toks[i]! >= alpha) alpha = toks[i]! + 1;
+    const bitBlock = bits.finish();
     w.block(ransEncode(toks, n, alpha));
-    w.block(bits.finish());
+    w.block(bitBlock);
     cands.push(w.finish());
+    // kind 4: the same tokens, each coded with a table chosen by the previous token's band
+    if (!opts.fast && n >= 2048) {
+      const w4 = new ByteWriter(n);
+      w4.byte(4);
+      w4.uvarint(alpha);
+      w4.block(ransEncodeCtx(toks, n, alpha, TOK_CLASS, NCTX));
+      w4.block(bitBlock);
+      cands.push(w4.finish());
+    }
   }
   // direct alphabet
   if (!opts.fast && maxZ < 65536 && maxZ + 1 <= Math.max(64, n / 2)) {
@@ -196,6 +216,21 @@ function decodeResiduals(r: ByteReader, n: number, depth: number, kind: number):
     const tokBlock = r.block();
     const bitBlock = r.block();
     const toks = ransDecode(new ByteReader(tokBlock), n, TOKENS);
+    const bits = new BitReader(bitBlock);
+    for (let i = 0; i < n; i++) {
+      const t = toks[i]!;
+      const nb = TOK_BITS[t]!;
+      const z = nb === 0 ? t : TOK_BASE[t]! + bits.read(nb);
+      out[i] = z % 2 === 1 ? -(z + 1) / 2 : z / 2;
+    }
+    bits.end();
+    return out;
+  }
+  if (kind === 4) {
+    const alpha = r.uvarintMax(TOKENS, "token alphabet");
+    const tokBlock = r.block();
+    const bitBlock = r.block();
+    const toks = ransDecodeCtx(new ByteReader(tokBlock), n, alpha, TOK_CLASS, NCTX);
     const bits = new BitReader(bitBlock);
     for (let i = 0; i < n; i++) {
       const t = toks[i]!;

@@ -168,3 +168,113 @@ export function ransDecode(r: ByteReader, n: number, maxAlphabet: number): Uint1
   if (p !== end || x0 !== L || x1 !== L) fail("codec_corrupt", "rANS stream inconsistent");
   return out;
 }
+
+/**
+ * Order-1-class rANS: like ransEncode, but symbol i is coded with table cls[sym[i-1]]
+ * (table 0 for i = 0). `cls` maps a symbol to its context class (< nctx).
+ */
+export function ransEncodeCtx(
+  syms: ArrayLike<number>,
+  n: number,
+  alphabet: number,
+  cls: Uint8Array,
+  nctx: number,
+): Uint8Array {
+  const w = new ByteWriter(64);
+  const counts = Array.from({ length: nctx }, () => new Uint32Array(alphabet));
+  const totals = new Uint32Array(nctx);
+  let prev = 0;
+  for (let i = 0; i < n; i++) {
+    const c = i === 0 ? 0 : cls[prev]!;
+    const s = syms[i]!;
+    counts[c]![s]!++;
+    totals[c]!++;
+    prev = s;
+  }
+  const freqs = counts.map((c, k) => normalize(c, totals[k]!));
+  w.uvarint(nctx);
+  for (let k = 0; k < nctx; k++) writeFreqs(w, totals[k]! ? freqs[k]! : new Uint32Array(0), totals[k]! ? alphabet : 0);
+  const starts = freqs.map((f) => {
+    const st = new Uint32Array(alphabet);
+    for (let s = 1; s < alphabet; s++) st[s] = st[s - 1]! + f[s - 1]!;
+    return st;
+  });
+  let cap = Math.max(64, (n >> 1) + 16);
+  let out = new Uint8Array(cap);
+  let p = cap;
+  const xs = [L, L];
+  for (let i = n - 1; i >= 0; i--) {
+    const s = syms[i]!;
+    const c = i === 0 ? 0 : cls[syms[i - 1]!]!;
+    const f = freqs[c]![s]!;
+    let x = xs[i & 1]!;
+    const xmax = ((L >>> SCALE_BITS) << 8) * f;
+    while (x >= xmax) {
+      if (p === 0) {
+        const bigger = new Uint8Array(cap * 2);
+        bigger.set(out, cap);
+        p = cap;
+        cap *= 2;
+        out = bigger;
+      }
+      out[--p] = x & 0xff;
+      x >>>= 8;
+    }
+    const q = Math.floor(x / f);
+    xs[i & 1] = q * M + (x - q * f) + starts[c]![s]!;
+  }
+  w.u32le(xs[0]!);
+  w.u32le(xs[1]!);
+  w.uvarint(cap - p);
+  w.bytes(out.subarray(p));
+  return w.finish();
+}
+
+export function ransDecodeCtx(
+  r: ByteReader,
+  n: number,
+  maxAlphabet: number,
+  cls: Uint8Array,
+  maxCtx: number,
+): Uint16Array {
+  const nctx = r.uvarintMax(maxCtx, "context count");
+  const tabs: { freqs: Uint32Array; start: Uint32Array; look: Uint16Array; alphabet: number }[] = [];
+  for (let k = 0; k < nctx; k++) {
+    const { freqs, alphabet } = readFreqs(r, maxAlphabet);
+    const start = new Uint32Array(alphabet);
+    const look = new Uint16Array(alphabet ? M : 0);
+    let acc = 0;
+    for (let s = 0; s < alphabet; s++) {
+      start[s] = acc;
+      look.fill(s, acc, acc + freqs[s]!);
+      acc += freqs[s]!;
+    }
+    tabs.push({ freqs, start, look, alphabet });
+  }
+  const out = new Uint16Array(n);
+  if (n === 0) return out;
+  let x0 = r.u32le();
+  let x1 = r.u32le();
+  if (x0 < L || x1 < L || x0 >= 0x80000000 || x1 >= 0x80000000) fail("codec_corrupt", "bad rANS state");
+  const len = r.uvarintMax(r.remaining, "rANS stream length");
+  const buf = r.bytes(len);
+  let p = 0;
+  let prev = 0;
+  for (let i = 0; i < n; i++) {
+    const c = i === 0 ? 0 : cls[prev]!;
+    const t = tabs[c];
+    if (!t || t.alphabet === 0) fail("codec_corrupt", "symbol in an empty context");
+    let x = i & 1 ? x1 : x0;
+    const slot = x & MASK;
+    const s = t.look[slot]!;
+    x = t.freqs[s]! * (x >>> SCALE_BITS) + slot - t.start[s]!;
+    while (x < L) x = ((x << 8) | buf[p++]!) >>> 0;
+    if (i & 1) x1 = x;
+    else x0 = x;
+    out[i] = s;
+    prev = s;
+    if (p > buf.length) break;
+  }
+  if (p !== buf.length || x0 !== L || x1 !== L) fail("codec_corrupt", "rANS stream inconsistent");
+  return out;
+}
