@@ -236,7 +236,7 @@ export async function checkTransferTx(
 const TRANSFER_TOPIC = "0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef";
 
 function topicAddress(topic: string | undefined): `0x${string}` | undefined {
-  if (!topic || topic.length !== 66) return undefined;
+  if (typeof topic !== "string" || topic.length !== 66) return undefined;
   return getAddress(`0x${topic.slice(26)}`);
 }
 

@@ -147,27 +147,29 @@ export function x402Routes(app: App, deps: { x402: X402Service; config: Config }
         },
       },
     },
-    async () => ({
-      version: 1 as const,
-      resources: PAID_OPERATIONS.map((op) => `${config.baseUrl}${op.path}`),
-      instructions: [
-        "# Paying Lab Phi with x402",
-        "",
-        ...PAID_OPERATIONS.map(
-          (op) => `- \`${op.method} ${op.path}\` — ${op.summary} Body: ${op.body}. Pricing: ${op.pricing}.`,
-        ),
-        "",
-        "Rails: USDC on Base (`eip155:8453`, EIP-3009 `exact`, or the hash of a confirmed USDC transfer) and USDC on Solana (`solana-mainnet-beta` / `solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp`, a serialized TransferChecked transaction).",
-        "Send the proof in `PAYMENT-SIGNATURE` (v2) or `X-PAYMENT` (v1/v2); the 402 carries `PAYMENT-REQUIRED`, success carries `PAYMENT-RESPONSE` and `X-PAYMENT-RESPONSE`.",
-        x402.settlement.feePayer()
-          ? `Solana: partially sign for our fee payer ${x402.settlement.feePayer()} (extra.feePayer), or sign fully.`
-          : `Solana: ${NO_FEE_PAYER_NOTE}`,
-        ATOMIC_UNITS_NOTE,
-        CLIENT_CAP_NOTE,
-        x402.configured() ? "" : "No rail is configured on this instance right now: paid operations answer 503.",
-      ]
-        .filter((l, i, all) => l !== "" || i < all.length - 1)
-        .join("\n"),
-    }),
+    async () => {
+      // Only operations this instance actually serves (the suite route may not be deployed).
+      const ops = PAID_OPERATIONS.filter((op) => app.hasRoute({ method: op.method, url: op.path }));
+      return {
+        version: 1 as const,
+        resources: ops.map((op) => `${config.baseUrl}${op.path}`),
+        instructions: [
+          "# Paying Lab Phi with x402",
+          "",
+          ...ops.map((op) => `- \`${op.method} ${op.path}\` — ${op.summary} Body: ${op.body}. Pricing: ${op.pricing}.`),
+          "",
+          "Rails: USDC on Base (`eip155:8453`, EIP-3009 `exact`, or the hash of a confirmed USDC transfer) and USDC on Solana (`solana-mainnet-beta` / `solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp`, a serialized TransferChecked transaction).",
+          "Send the proof in `PAYMENT-SIGNATURE` (v2) or `X-PAYMENT` (v1/v2); the 402 carries `PAYMENT-REQUIRED`, success carries `PAYMENT-RESPONSE` and `X-PAYMENT-RESPONSE`.",
+          x402.settlement.feePayer()
+            ? `Solana: partially sign for our fee payer ${x402.settlement.feePayer()} (extra.feePayer), or sign fully.`
+            : `Solana: ${NO_FEE_PAYER_NOTE}`,
+          ATOMIC_UNITS_NOTE,
+          CLIENT_CAP_NOTE,
+          x402.configured() ? "" : "No rail is configured on this instance right now: paid operations answer 503.",
+        ]
+          .filter((l, i, all) => l !== "" || i < all.length - 1)
+          .join("\n"),
+      };
+    },
   );
 }

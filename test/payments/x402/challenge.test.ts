@@ -1,7 +1,7 @@
 import { encodeAbiParameters, hashTypedData, keccak256, stringToBytes, toHex } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ConfigError, loadConfig, testConfig } from "../../../src/config.js";
-import { x402Discovery } from "../../../src/payments/x402/discovery.js";
+import { PAID_OPERATIONS, x402Discovery } from "../../../src/payments/x402/discovery.js";
 import { centsToAtomic } from "../../../src/payments/x402/rails.js";
 import { type TestApp, testApp } from "../../support/app.js";
 import { b64json, evmKey, paymentRequired, solanaKey } from "./helpers.js";
@@ -219,6 +219,26 @@ describe("x402 challenge (no chain needed)", () => {
     expect(d.client_cap).toContain("$1");
     expect(d.paid_operations.map((o) => o.path)).toEqual(["/api/x402-products", "/api/x402-suite"]);
     expect(d.prices.find((p) => p.sku === "gao-entry")?.max_amount_required).toBe("1000000");
+  });
+
+  it("§7.23 llms.txt, agents.json, /.well-known/x402 and openapi.yaml list the paid operations, both rails, headers, units and the $1 cap", async () => {
+    const served = PAID_OPERATIONS.filter((op) => t.app.hasRoute({ method: op.method, url: op.path }));
+    expect(served.map((op) => op.path)).toContain("/api/x402-products");
+    for (const url of ["/llms.txt", "/agents.json", "/.well-known/x402", "/openapi.yaml"]) {
+      const res = await t.app.inject({ method: "GET", url });
+      expect(res.statusCode, url).toBe(200);
+      const text = res.body;
+      for (const op of served) expect(text, `${url} lists ${op.path}`).toContain(op.path);
+      expect(text, `${url}: Base`).toContain("eip155:8453");
+      expect(text, `${url}: Solana`).toMatch(/solana-mainnet-beta|solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp/);
+      expect(text, `${url}: X-PAYMENT`).toContain("X-PAYMENT");
+      expect(text, `${url}: PAYMENT-SIGNATURE`).toContain("PAYMENT-SIGNATURE");
+      expect(text, `${url}: atomic units`).toMatch(/atomic/i);
+      expect(text, `${url}: $1 cap`).toContain("$1");
+    }
+    // nothing unserved is advertised as an x402 resource
+    const wk = (await t.app.inject({ method: "GET", url: "/.well-known/x402" })).json();
+    expect(wk.resources).toEqual(served.map((op) => `http://lab.test${op.path}`));
   });
 
   it("/.well-known/x402 and the OpenAPI paid operation (402 response, x-payment-info)", async () => {
