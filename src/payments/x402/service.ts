@@ -132,7 +132,9 @@ export class X402Service {
     clearTimeout(timer);
     if (everyMs > 0) {
       this.timer = setInterval(() => {
-        void this.reconcile({ startup: false });
+        this.reconcile({ startup: false }).catch((err: unknown) => {
+          this.log.error({ err }, "x402 reconciliation pass failed");
+        });
       }, everyMs);
       this.timer.unref();
     }

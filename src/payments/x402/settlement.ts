@@ -55,6 +55,7 @@ export class Settlement {
   private evmChainOk: boolean | "mismatch" = false;
   private evmChainError: string | undefined;
   private evmFacilitatorReady = false;
+  private chainCheckedAt = 0;
 
   constructor(private readonly config: Config) {
     this.settleTimeoutMs = config.x402.settleTimeoutSeconds * 1000;
@@ -117,6 +118,7 @@ export class Settlement {
 
   private async checkChainId(): Promise<void> {
     if (!this.evmClient) return;
+    this.chainCheckedAt = Date.now();
     let id: number;
     try {
       id = await this.evmClient.getChainId();
@@ -150,8 +152,14 @@ export class Settlement {
 
   /** Retries what failed at start (unreachable RPC, hosted /supported) at most every 10 s. */
   async refresh(): Promise<void> {
-    if (this.evmClient && this.config.payTo.base && this.evmChainOk === false)
+    if (
+      this.evmClient &&
+      this.config.payTo.base &&
+      this.evmChainOk === false &&
+      Date.now() - this.chainCheckedAt > RETRY_SUPPORTED_MS
+    ) {
       await this.checkChainId().catch(() => {});
+    }
     if (this.hosted && !this.hostedKinds && Date.now() - this.hostedCheckedAt > RETRY_SUPPORTED_MS)
       await this.loadSupported();
   }
