@@ -234,6 +234,33 @@ export function adminRoutes(
   );
 
   app.post(
+    "/api/admin/claims/:id/check",
+    {
+      ...common,
+      schema: {
+        ...meta,
+        summary: "Check a claim's transaction on chain (USDC on Base, advisory) before approving",
+        params: z.object({ id: z.string().min(1).max(64) }),
+        response: {
+          200: z.object({
+            claim_id: z.string(),
+            status: z.enum(["ok", "pending", "failed", "unavailable"]),
+            reason: z.string().nullable(),
+            detail: z.string(),
+            network: z.string().nullable(),
+            expected_amount: z.string().nullable().describe("atomic units (6 decimals)"),
+            asset: z.string().nullable(),
+            pay_to: z.string().nullable(),
+          }),
+          404: problemSchema,
+          ...guarded,
+        },
+      },
+    },
+    async (request) => claims.chainCheck(request.params.id),
+  );
+
+  app.post(
     "/api/admin/claims/:id/reject",
     {
       ...common,

@@ -16,6 +16,7 @@ Actions:
   refunded <order_id>         mark an order refunded (access ends)    (--reason)
   claims                      list manual-payment claims (--search, --state submitted|approved|rejected|revoked, --rail)
   claim <claim_id>            show one claim
+  check <claim_id>            check the claim's transaction on chain (USDC on Base; advisory)
   approve <claim_id>          approve a claim: creates the order, prints its access URL (--note)
   reject <claim_id>           reject a claim                          (--reason)
   revoke-claim <claim_id>     revoke an approved claim and its order  (--reason)
@@ -123,6 +124,7 @@ const ACTIONS: Record<string, { method: "GET" | "POST"; path: (id: string) => st
   revoke: { method: "POST", path: (id) => `/api/admin/orders/${id}/revoke`, body: "reason" },
   refunded: { method: "POST", path: (id) => `/api/admin/orders/${id}/refunded`, body: "reason" },
   claim: { method: "GET", path: (id) => `/api/admin/claims/${id}` },
+  check: { method: "POST", path: (id) => `/api/admin/claims/${id}/check` },
   approve: { method: "POST", path: (id) => `/api/admin/claims/${id}/approve`, body: "note" },
   reject: { method: "POST", path: (id) => `/api/admin/claims/${id}/reject`, body: "reason" },
   "revoke-claim": { method: "POST", path: (id) => `/api/admin/claims/${id}/revoke`, body: "reason" },
