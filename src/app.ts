@@ -9,6 +9,8 @@ import type { Config } from "./config.js";
 import type { Db } from "./db/database.js";
 import { persistentSetting, randomSecret } from "./db/settings.js";
 import { discoveryRoutes } from "./discovery/routes.js";
+import { engineRoutes } from "./engine/routes.js";
+import { EngineService } from "./engine/service.js";
 import { adminGuard } from "./http/admin-auth.js";
 import { frameworkErrors, registerErrorHandling } from "./http/errors.js";
 import { Metrics } from "./http/metrics.js";
@@ -16,6 +18,8 @@ import { registerOpenApi } from "./http/openapi.js";
 import { OneLineRequestLog } from "./http/request-log.js";
 import { RouteTable } from "./http/route-table.js";
 import type { App } from "./http/types.js";
+import { identityRoutes } from "./identity/routes.js";
+import { IdentityService } from "./identity/service.js";
 import { opsRoutes } from "./ops/routes.js";
 import { LicenseService, licenseRoutes } from "./orders/license-routes.js";
 import { orderRoutes } from "./orders/routes.js";
@@ -48,6 +52,8 @@ export interface Services {
   x402: X402Service;
   metrics: Metrics;
   routes: RouteTable;
+  engine: EngineService;
+  identities: IdentityService;
 }
 
 declare module "fastify" {
@@ -66,6 +72,14 @@ export const EXPOSED_HEADERS = [
   "X-Request-Id",
   "Retry-After",
   "Location",
+  "X-Original-Bytes",
+  "X-Compressed-Bytes",
+  "X-Codec-Path",
+  "X-Codec-Chamber",
+  "X-Codec-Chambers",
+  "X-Codec-Level",
+  "X-Data-Class",
+  "X-Dataset-Print",
 ];
 
 /** The composition root: builds every service and registers every domain's routes. */
@@ -117,7 +131,15 @@ export async function buildApp(options: AppOptions): Promise<App> {
   await app.register(cors, {
     origin: "*",
     methods: ["GET", "HEAD", "POST", "OPTIONS"],
-    allowedHeaders: ["Content-Type", "X-PAYMENT", "PAYMENT-SIGNATURE", "X-Request-Id", "Authorization", "Accept"],
+    allowedHeaders: [
+      "Content-Type",
+      "X-PAYMENT",
+      "PAYMENT-SIGNATURE",
+      "X-Request-Id",
+      "Authorization",
+      "Accept",
+      "X-Identity-Token",
+    ],
     exposedHeaders: EXPOSED_HEADERS,
     maxAge: 600,
     // A stray OPTIONS that is not a CORS preflight gets an empty 204, not a text error.
@@ -136,7 +158,14 @@ export async function buildApp(options: AppOptions): Promise<App> {
   await x402.init();
   app.addHook("onClose", async () => x402.stop());
 
-  const services: Services = { config, db, catalog, orders, card, claims, x402, metrics, routes };
+  const identityKey =
+    config.identity.tokenSecret ?? (await persistentSetting(db.kysely, "identity_token_secret", randomSecret));
+  const identities = new IdentityService(db.kysely, identityKey, config.identity.tokenTtlDays);
+  const printKey = await persistentSetting(db.kysely, "dataset_print_key", randomSecret);
+  const engine = new EngineService(db.kysely, config.codec, printKey, app.log);
+  await engine.init();
+
+  const services: Services = { config, db, catalog, orders, card, claims, x402, metrics, routes, engine, identities };
   app.decorate("services", services);
 
   opsRoutes(app, { db, metrics });
@@ -150,6 +179,8 @@ export async function buildApp(options: AppOptions): Promise<App> {
   payPages(app, { catalog, config, card, claims });
   paymentsMatrixRoutes(app, { config, catalog, routes });
   discoveryRoutes(app, { config, catalog, routes });
+  identityRoutes(app, { identities });
+  engineRoutes(app, { engine, identities });
 
   await app.ready();
   // Recover x402 proofs left between settlement and order (crash, timeout), then keep reconciling.

@@ -2,10 +2,19 @@
  * The database schema as Kysely sees it: the union of every domain's tables.
  * Each domain declares its own tables next to its store; this file only joins them.
  */
+import type { EngineTables } from "../engine/tables.js";
+import type { IdentityTables } from "../identity/tables.js";
 import type { OrderTables } from "../orders/tables.js";
 import type { CardTables } from "../payments/card/tables.js";
 import type { ClaimTables } from "../payments/manual/tables.js";
 import type { X402Tables } from "../payments/x402/tables.js";
 import type { SettingsTables } from "./settings.js";
 
-export interface Database extends SettingsTables, OrderTables, CardTables, ClaimTables, X402Tables {}
+export interface Database
+  extends SettingsTables,
+    OrderTables,
+    CardTables,
+    ClaimTables,
+    X402Tables,
+    EngineTables,
+    IdentityTables {}

@@ -1,0 +1,543 @@
+import type { FastifyError, FastifyReply } from "fastify";
+import { z } from "zod";
+import { sendProblem, toProblem } from "../http/errors.js";
+import { Problem, problemSchema } from "../http/problem.js";
+import type { App } from "../http/types.js";
+import type { IdentityService } from "../identity/service.js";
+import { decodeBase64, decodeData, encodeOutput, toBase64 } from "./data.js";
+import { CORPORA } from "./generators.js";
+import { CHAMBER_VALUES, LEVEL_VALUES, omniOp, webOp } from "./ops.js";
+import { DECLARED_TYPES, type EngineService, OPS, SUITE_POINTER, WEB_OPS } from "./service.js";
+
+/**
+ * The codec's HTTP face: /api/omni, /api/web-codec, /api/compress, /api/decompress, /api/process.
+ * Registered in one encapsulated plugin so the octet-stream parser (raw bytes as a Buffer, never
+ * decoded as text), the codec body limit and the 413 problem that points to suite jobs apply to
+ * these routes only.
+ */
+
+const encoding = z.enum(["utf8", "base64"]);
+const levelSchema = z.enum(LEVEL_VALUES);
+const chamberSchema = z.enum(CHAMBER_VALUES);
+const declaredSchema = z.enum(DECLARED_TYPES);
+
+const featsSchema = z
+  .looseObject({
+    bytes: z.number(),
+    h0: z.number().describe("order-0 entropy of a sample, bits per byte"),
+    utf8: z.boolean(),
+  })
+  .describe("profile features (see docs/engine-api.md)");
+
+const printSchema = z.object({
+  dataset_print_id: z.string().describe("dp_… keyed hash (HMAC-SHA256) of the bytes"),
+  bytes: z.number().int(),
+  data_class: z.string(),
+  path: z.string(),
+  ratio: z.number().describe("original bytes / compressed bytes"),
+  label: z.string().describe("route label of the compression, e.g. omni/text"),
+  level: z.string(),
+  at: z.string(),
+});
+const fingerprintSchema = z.object({
+  dataset_print_id: z.string(),
+  bytes: z.number().int(),
+  data_class: z.string(),
+  path: z.string(),
+});
+const counselSchema = z
+  .object({ heart: z.string(), brain: z.string(), cloak: z.string() })
+  .describe("plain-language notes derived from this result; omitted when creator_counsel is false");
+const methodSchema = z.object({
+  method: z.string(),
+  bytes: z.number().int(),
+  ratio: z.number(),
+  compress_ms: z.number(),
+  decompress_ms: z.number(),
+  roundtrip: z.boolean(),
+});
+const barrelStateSchema = z.object({
+  barrel: z.string(),
+  chambers: z.array(z.string()),
+  rest: z.string(),
+  chamber: z.string().describe("current chamber: the one that fired last"),
+  fires: z.number().int(),
+  rotates: z.number().int().describe("fires whose chamber differed from the current one"),
+  counts: z.record(z.string(), z.number().int()),
+});
+
+const compressFields = {
+  path: z.string().describe("route label, e.g. omni/zrw"),
+  chamber: z.string(),
+  data_class: z.string(),
+  level: levelSchema,
+  bare: z.boolean(),
+  original_bytes: z.number().int(),
+  compressed_bytes: z.number().int(),
+  ratio: z.number(),
+  reason: z.string(),
+  verified: z.literal(true).describe("the container was decoded back byte for byte before answering"),
+  compress_ms: z.number(),
+  data: z.string().describe("the container, base64"),
+  encoding: z.literal("base64"),
+  print: printSchema.nullable().describe("the print recorded for the identified caller, else null"),
+};
+
+const decompressFields = {
+  original_bytes: z.number().int(),
+  compressed_bytes: z.number().int(),
+  level: levelSchema,
+  bare: z.boolean(),
+  legacy: z.boolean(),
+  checksum_verified: z.boolean(),
+  chambers: z.array(z.string()),
+  decompress_ms: z.number(),
+  data: z.string(),
+  encoding,
+};
+
+const benchFields = {
+  ok: z.boolean().describe("true only when every method decoded back byte for byte"),
+  verdict: z.string(),
+  roundtrip: z.boolean(),
+  level: levelSchema,
+  original_bytes: z.number().int(),
+  data_class: z.string(),
+  chamber: z.string(),
+  path: z.string(),
+  methods: z.array(methodSchema),
+  omni_vs_brotli: z.number().describe("omni bytes / brotli-11 bytes"),
+};
+
+const omniResult = z.discriminatedUnion("op", [
+  z.object({
+    op: z.enum(["profile", "route"]),
+    path: z.string(),
+    data_class: z.string(),
+    feats: featsSchema,
+    label: z.string(),
+    reason: z.string(),
+    chamber: z.string(),
+    candidates: z.array(z.string()),
+    level: levelSchema,
+  }),
+  z.object({
+    op: z.literal("compress"),
+    ok: z.literal(true),
+    engine: z.literal("omni"),
+    version: z.string(),
+    ...compressFields,
+  }),
+  z.object({ op: z.literal("decompress"), ok: z.literal(true), ...decompressFields }),
+  z.object({ op: z.literal("bench"), ...benchFields }),
+  z.object({
+    op: z.literal("barrel"),
+    barrel: z.object({ compress: barrelStateSchema, decompress: barrelStateSchema }),
+  }),
+  z.object({ op: z.literal("print"), print: fingerprintSchema, stored: z.literal(false) }),
+  z.object({
+    op: z.literal("prints"),
+    identity_id: z.string(),
+    total: z.number().int(),
+    limit: z.number().int(),
+    offset: z.number().int(),
+    next_offset: z.number().int().nullable(),
+    prints: z.array(printSchema),
+  }),
+]);
+
+const webResult = z.discriminatedUnion("op", [
+  z.object({
+    op: z.literal("compress"),
+    ok: z.literal(true),
+    engine: z.enum(["omni", "classic"]),
+    method: z.string().describe("omni, brotli-11 or gzip-9"),
+    path: z.string(),
+    chamber: z.string().nullable(),
+    level: levelSchema.nullable(),
+    data_class: z.string(),
+    original_bytes: z.number().int(),
+    compressed_bytes: z.number().int(),
+    ratio: z.number(),
+    sizes: z.object({ "brotli-11": z.number().int(), "gzip-9": z.number().int() }).optional(),
+    verified: z.literal(true),
+    data: z.string(),
+    encoding: z.literal("base64"),
+    print: printSchema.nullable(),
+    counsel: counselSchema.optional(),
+  }),
+  z.object({
+    op: z.literal("decompress"),
+    ok: z.literal(true),
+    engine: z.enum(["omni", "classic"]),
+    method: z.string(),
+    original_bytes: z.number().int(),
+    compressed_bytes: z.number().int(),
+    data: z.string(),
+    encoding,
+    counsel: counselSchema.optional(),
+  }),
+  z.object({
+    op: z.literal("bench"),
+    engine: z.enum(["omni", "classic"]),
+    ...benchFields,
+    counsel: counselSchema.optional(),
+  }),
+]);
+
+const corpusFields = {
+  corpus: z.enum(CORPORA).describe("named deterministic generator (docs/engine-api.md)"),
+  n: z
+    .number()
+    .int()
+    .min(0)
+    .max(1 << 26)
+    .describe("values (int32 corpora) or bytes (text)"),
+  seed: z.number().int().min(0).max(0xffffffff).nullish().describe("PRNG seed, default 1"),
+};
+const corpusBody = z.object({
+  ...corpusFields,
+  level: levelSchema.nullish(),
+  bare: z.boolean().nullish(),
+});
+const dataBody = z.object({
+  data: z.string(),
+  encoding: encoding.nullish().describe("default base64"),
+  level: levelSchema.nullish(),
+  bare: z.boolean().nullish(),
+  type: declaredSchema.nullish(),
+});
+const binaryQuery = z.object({
+  level: levelSchema.optional(),
+  bare: z.enum(["true", "false", "1", "0"]).optional(),
+  type: declaredSchema.optional(),
+  output_encoding: encoding.optional(),
+});
+
+const PROBLEMS = {
+  400: problemSchema,
+  401: problemSchema,
+  413: problemSchema,
+  415: problemSchema,
+  422: problemSchema,
+};
+
+const OCTET = "application/octet-stream";
+
+function isBinary(body: unknown): body is Buffer {
+  return Buffer.isBuffer(body);
+}
+
+function parseJson<T>(schema: z.ZodType<T>, body: unknown): T {
+  if (body === null || body === undefined) {
+    throw new Problem(400, "body_required", `Send ${OCTET} bytes or a JSON body.`);
+  }
+  const r = schema.safeParse(body);
+  if (!r.success) {
+    const issue = r.error.issues[0];
+    const where = issue?.path.length ? `body/${issue.path.join("/")}` : "body";
+    throw new Problem(400, "validation_failed", `Invalid ${where}: ${issue?.message ?? "invalid value"}.`, {
+      errors: r.error.issues.map((i) => ({ in: "body", path: `/${i.path.join("/")}`, message: i.message })),
+    });
+  }
+  return r.data;
+}
+
+function sizeHeaders(reply: FastifyReply, h: Record<string, string | number | null | undefined>) {
+  for (const [k, v] of Object.entries(h)) if (v !== null && v !== undefined) reply.header(k, String(v));
+}
+
+export function engineRoutes(app: App, deps: { engine: EngineService; identities: IdentityService }) {
+  const { engine, identities } = deps;
+  const bodyLimit = engine.limits.bodyLimitBytes;
+
+  app.register(async (instance) => {
+    const scope = instance as unknown as App;
+    // Raw bytes stay raw: a Buffer, never decoded through UTF-8.
+    scope.addContentTypeParser(OCTET, { parseAs: "buffer", bodyLimit }, (_req, body, done) => done(null, body));
+    scope.setErrorHandler((err: FastifyError, request, reply) => {
+      if (err.code === "FST_ERR_CTP_BODY_TOO_LARGE") {
+        return sendProblem(
+          reply,
+          request,
+          new Problem(
+            413,
+            "body_too_large",
+            `Codec requests take bodies up to ${bodyLimit} bytes. Larger data goes through a suite job (${SUITE_POINTER}) or the labphi CLI.`,
+            { limit_bytes: bodyLimit, suite: SUITE_POINTER, cli: "labphi compress FILE" },
+          ),
+        );
+      }
+      const problem = toProblem(err);
+      if (problem.status >= 500 && !(err instanceof Problem)) request.log.error({ err }, "unhandled error");
+      return sendProblem(reply, request, problem);
+    });
+
+    scope.get(
+      "/api/omni",
+      {
+        schema: {
+          summary: "Engine descriptor: version, ops, paths, chambers, levels, limits",
+          tags: ["codec"],
+          response: { 200: z.looseObject({ version: z.string(), endpoint: z.string(), ops: z.array(z.string()) }) },
+        },
+      },
+      async () => engine.engineDescriptor(),
+    );
+
+    scope.post(
+      "/api/omni",
+      {
+        bodyLimit,
+        schema: {
+          summary: "Engine operations: compress, decompress, profile, route, bench, barrel, print, prints",
+          description:
+            '`data` is utf8 text by default or base64 with `encoding: "base64"` (a container for decompress is always base64). compress and bench default to level max. A caller identified by `Authorization: Bearer <token>` or `X-Identity-Token` (POST /api/join-work) gets a print recorded on each compress; `prints` lists the caller\'s own (paginated with limit/offset). Limits: docs/engine-api.md.',
+          tags: ["codec"],
+          body: z.object({
+            op: z.enum(OPS),
+            data: z.string().nullish(),
+            encoding: encoding.nullish(),
+            output_encoding: encoding.nullish().describe("decompress: base64 (default) or utf8"),
+            level: levelSchema.nullish().describe("default max"),
+            chamber: chamberSchema.nullish().describe("force a chamber (compress)"),
+            bare: z.boolean().nullish().describe("compress: bare stream without magic and checksum"),
+            type: declaredSchema.nullish().describe("declare the data type instead of detecting it"),
+            limit: z.number().int().min(1).max(100).nullish().describe("prints: page size (default 20)"),
+            offset: z.number().int().min(0).max(1_000_000_000).nullish().describe("prints: rows to skip"),
+          }),
+          response: { 200: omniResult, ...PROBLEMS },
+        },
+      },
+      async (request, reply) => {
+        reply.header("Cache-Control", "no-store");
+        const identity = await identities.fromHeaders(request.headers);
+        return omniOp(engine, request.body, identity);
+      },
+    );
+
+    scope.get(
+      "/api/web-codec",
+      {
+        schema: {
+          summary: "Web codec descriptor: engine, ops, methods, strategy, counsel",
+          tags: ["codec"],
+          response: { 200: z.looseObject({ version: z.string(), engine: z.string(), endpoint: z.string() }) },
+        },
+      },
+      async () => engine.webDescriptor(),
+    );
+
+    scope.post(
+      "/api/web-codec",
+      {
+        bodyLimit,
+        schema: {
+          summary: "Web codec: compress, decompress or bench with omni or classic (smaller of brotli-11 and gzip-9)",
+          description:
+            "Lossless always; the input is never rewritten. `creator_counsel` (default true) adds heart/brain/cloak notes derived from the result; false omits them.",
+          tags: ["codec"],
+          body: z.object({
+            op: z.enum(WEB_OPS),
+            data: z.string().nullish(),
+            encoding: encoding.nullish(),
+            output_encoding: encoding.nullish(),
+            engine: z.enum(["omni", "classic"]).nullish().describe("default omni"),
+            creator_counsel: z.boolean().nullish(),
+            level: levelSchema.nullish(),
+            chamber: chamberSchema.nullish(),
+          }),
+          response: { 200: webResult, ...PROBLEMS },
+        },
+      },
+      async (request, reply) => {
+        reply.header("Cache-Control", "no-store");
+        const identity = await identities.fromHeaders(request.headers);
+        return webOp(engine, request.body, identity);
+      },
+    );
+
+    scope.post(
+      "/api/compress",
+      {
+        bodyLimit,
+        schema: {
+          summary: "Compress raw int32 LE bytes (application/octet-stream → binary container) or a generated corpus",
+          description: `Body: raw bytes as ${OCTET} (answer: the container as ${OCTET}, sizes in X-Original-Bytes / X-Compressed-Bytes, route in X-Codec-Path; options in the query: level, bare, type), or JSON { corpus, n, seed?, level?, bare? } with a named generator (${CORPORA.join(", ")}), or JSON { data, encoding?, level?, bare?, type? }; JSON answers carry the container as base64.`,
+          tags: ["codec"],
+          querystring: binaryQuery,
+          response: {
+            200: z.object({
+              corpus: z.string().nullable(),
+              n: z.number().int().nullable(),
+              seed: z.number().int().nullable(),
+              engine: z.literal("omni"),
+              version: z.string(),
+              ...compressFields,
+            }),
+            ...PROBLEMS,
+          },
+        },
+      },
+      async (request, reply) => {
+        const identity = await identities.fromHeaders(request.headers);
+        const q = request.query;
+        const body: unknown = request.body;
+        reply.header("Cache-Control", "no-store");
+        if (isBinary(body)) {
+          const level = q.level ?? "max";
+          const r = await engine.compress(
+            new Uint8Array(body.buffer, body.byteOffset, body.byteLength),
+            { level, bare: q.bare === "true" || q.bare === "1", ...(q.type ? { declared: q.type } : {}) },
+            identity,
+          );
+          sizeHeaders(reply, {
+            "X-Original-Bytes": r.original_bytes,
+            "X-Compressed-Bytes": r.compressed_bytes,
+            "X-Codec-Path": r.path,
+            "X-Codec-Chamber": r.chamber,
+            "X-Codec-Level": r.level,
+            "X-Data-Class": r.data_class,
+            "X-Dataset-Print": r.print?.dataset_print_id,
+          });
+          reply.type(OCTET).send(Buffer.from(r.container) as never);
+          return reply;
+        }
+        const json = body as Record<string, unknown> | null;
+        let bytes: Uint8Array;
+        let meta: { corpus: string | null; n: number | null; seed: number | null };
+        let level = q.level ?? "max";
+        let bare = false;
+        let declared: (typeof DECLARED_TYPES)[number] | undefined;
+        if (json && typeof json === "object" && "corpus" in json) {
+          const b = parseJson(corpusBody, json);
+          level = b.level ?? level;
+          bare = b.bare ?? false;
+          bytes = engine.generated(b.corpus, b.n, b.seed ?? undefined, level, `compress at level ${level}`);
+          meta = { corpus: b.corpus, n: b.n, seed: b.seed ?? 1 };
+        } else {
+          const b = parseJson(dataBody, json);
+          level = b.level ?? level;
+          bare = b.bare ?? false;
+          declared = b.type ?? undefined;
+          bytes = decodeData(b.data, b.encoding ?? "base64", engine.inputLimit(level), (n) => {
+            engine.checkInput(n, level);
+            throw new Error("unreachable");
+          });
+          meta = { corpus: null, n: null, seed: null };
+        }
+        const r = await engine.compress(bytes, { level, bare, ...(declared ? { declared } : {}) }, identity);
+        const { container, feats: _f, ...rest } = r;
+        return { ...meta, ...rest, data: toBase64(container), encoding: "base64" as const };
+      },
+    );
+
+    scope.post(
+      "/api/decompress",
+      {
+        bodyLimit,
+        schema: {
+          summary: "Decompress a container (application/octet-stream → raw bytes) or JSON { data: base64 }",
+          description: `Counterpart of POST /api/compress: an ${OCTET} container answers the raw bytes as ${OCTET} (sizes in headers); JSON { data (base64), output_encoding? } answers JSON. Framed, chunked, bare and legacy gzip containers are accepted. Output limits: docs/engine-api.md.`,
+          tags: ["codec"],
+          querystring: binaryQuery,
+          response: { 200: z.object({ ...decompressFields }), ...PROBLEMS },
+        },
+      },
+      async (request, reply) => {
+        const body: unknown = request.body;
+        await identities.fromHeaders(request.headers);
+        reply.header("Cache-Control", "no-store");
+        if (isBinary(body)) {
+          const r = await engine.decompress(new Uint8Array(body.buffer, body.byteOffset, body.byteLength));
+          sizeHeaders(reply, {
+            "X-Original-Bytes": r.original_bytes,
+            "X-Compressed-Bytes": r.compressed_bytes,
+            "X-Codec-Chambers": [...new Set(r.chambers)].join(","),
+            "X-Codec-Level": r.level,
+          });
+          reply.type(OCTET).send(Buffer.from(r.bytes) as never);
+          return reply;
+        }
+        const b = parseJson(
+          z.object({ data: z.string(), encoding: z.literal("base64").nullish(), output_encoding: encoding.nullish() }),
+          body,
+        );
+        const container = decodeBase64(b.data);
+        const r = await engine.decompress(container);
+        const { bytes, ...rest } = r;
+        const out = b.output_encoding ?? request.query.output_encoding ?? "base64";
+        return { ...rest, data: encodeOutput(bytes, out), encoding: out };
+      },
+    );
+
+    scope.post(
+      "/api/process",
+      {
+        bodyLimit,
+        schema: {
+          summary:
+            "Compress then decompress: sizes, times, ratios and a round-trip verdict against gzip-9 and brotli-11",
+          description: `Body as POST /api/compress (${OCTET} bytes, JSON { corpus, n, seed?, level? } or JSON { data, encoding? }). Answers JSON; ok is true only when every method decoded back byte for byte.`,
+          tags: ["codec"],
+          querystring: binaryQuery,
+          response: {
+            200: z.object({
+              ok: z.boolean(),
+              verdict: z.string(),
+              roundtrip: z.boolean(),
+              level: levelSchema,
+              corpus: z.string().nullable(),
+              n: z.number().int().nullable(),
+              seed: z.number().int().nullable(),
+              data_class: z.string(),
+              path: z.string(),
+              chamber: z.string(),
+              original_bytes: z.number().int(),
+              compressed_bytes: z.number().int(),
+              ratio: z.number(),
+              compress_ms: z.number(),
+              decompress_ms: z.number(),
+              methods: z.array(methodSchema),
+              omni_vs_brotli: z.number(),
+              omni_vs_gzip: z.number(),
+              winner: z.string(),
+              peers: z.object({ "gzip-9": methodSchema.nullable(), "brotli-11": methodSchema.nullable() }),
+              print: printSchema.nullable(),
+            }),
+            ...PROBLEMS,
+          },
+        },
+      },
+      async (request, reply) => {
+        const identity = await identities.fromHeaders(request.headers);
+        const body: unknown = request.body;
+        let level = request.query.level ?? "max";
+        let bytes: Uint8Array;
+        let meta: { corpus: string | null; n: number | null; seed: number | null } = {
+          corpus: null,
+          n: null,
+          seed: null,
+        };
+        if (isBinary(body)) {
+          bytes = new Uint8Array(body.buffer, body.byteOffset, body.byteLength);
+        } else if (body && typeof body === "object" && "corpus" in body) {
+          const b = parseJson(corpusBody, body);
+          level = b.level ?? level;
+          bytes = engine.generated(b.corpus, b.n, b.seed ?? undefined, "bench", "process");
+          meta = { corpus: b.corpus, n: b.n, seed: b.seed ?? 1 };
+        } else {
+          const b = parseJson(dataBody, body);
+          level = b.level ?? level;
+          bytes = decodeData(b.data, b.encoding ?? "base64", engine.inputLimit("bench"), (n) => {
+            engine.checkInput(n, "bench", "process");
+            throw new Error("unreachable");
+          });
+        }
+        reply.header("Cache-Control", "no-store");
+        const r = await engine.process(bytes, level, identity);
+        return { ...r, ...meta };
+      },
+    );
+  });
+}
