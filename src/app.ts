@@ -96,6 +96,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
             redact: {
               paths: [
                 "req.headers.authorization",
+                'req.headers["x-identity-token"]',
                 'req.headers["x-payment"]',
                 'req.headers["payment-signature"]',
                 'req.headers["stripe-signature"]',
