@@ -114,11 +114,19 @@ export class CMModel {
   private pmix = 2048;
   private readonly lr: number;
 
+  /** column mode: cumulative value counts per column of a 0-terminated value stream */
+  private readonly colEnds: Uint32Array | null;
+  private col = 0;
+  private valueIndex = 0;
+  private valueStart = 0;
+
   constructor(
     private readonly buf: Uint8Array,
     n: number,
-    lr = Number(process.env.CM_LR ?? 1.5e-8),
+    colEnds: Uint32Array | null = null,
   ) {
+    const lr = 1.5e-8;
+    this.colEnds = colEnds;
     this.bits = Math.max(12, Math.min(22, Math.ceil(Math.log2(Math.max(1, n))) + 1));
     for (let i = 0; i < N_HASHED; i++) this.tabs.push(new Uint32Array(1 << this.bits).fill(0x80000000));
     this.apmMask = (1 << Math.min(16, this.bits)) - 1;
@@ -244,6 +252,11 @@ export class CMModel {
       this.prevLineStart = this.lineStart;
       this.lineStart = this.pos;
     }
+    if (this.colEnds && c === 0) {
+      this.valueIndex++;
+      this.valueStart = this.pos;
+      while (this.col < this.colEnds.length && this.valueIndex >= this.colEnds[this.col]!) this.col++;
+    }
     // match model
     if (this.mlen > 0 && this.mexp === c) {
       this.mlen++;
@@ -281,7 +294,10 @@ export class CMModel {
     hc[4] = h2(this.word ^ Math.imul(this.prevWord, 0x5bd1e995), 7);
     const col = this.pos - this.lineStart;
     const above = this.prevLineStart + col < this.lineStart ? this.buf[this.prevLineStart + col]! : 256;
-    hc[5] = h2((above << 12) | Math.min(col, 4095), (c4 & 0xff) | 0x800);
+    if (this.colEnds) {
+      const inValue = Math.min(this.pos - this.valueStart, 255);
+      hc[5] = h2(this.col * 256 + inValue, (c4 & 0xffff) | 0x1000000);
+    } else hc[5] = h2((above << 12) | Math.min(col, 4095), (c4 & 0xff) | 0x800);
     hc[6] = h2(c4 ^ Math.imul(this.c8 & 0xff, 0x2f0b4c57), 5);
     hc[7] = h2(this.word + (c4 & 0xff) * 0x1000193, 8);
   }
@@ -304,8 +320,8 @@ function upd(t: Uint32Array, i: number, target: number): void {
 }
 
 /** CM-code bytes; output = arithmetic-coded stream (length known from the container). */
-export function cmEncode(input: Uint8Array): Uint8Array {
-  const m = new CMModel(input, input.length);
+export function cmEncode(input: Uint8Array, colEnds: Uint32Array | null = null): Uint8Array {
+  const m = new CMModel(input, input.length, colEnds);
   const enc = new ArithEncoder((input.length >> 2) + 64);
   for (let i = 0; i < input.length; i++) {
     const c = input[i]!;
@@ -318,9 +334,9 @@ export function cmEncode(input: Uint8Array): Uint8Array {
   return enc.finish();
 }
 
-export function cmDecode(payload: Uint8Array, rawLen: number): Uint8Array {
+export function cmDecode(payload: Uint8Array, rawLen: number, colEnds: Uint32Array | null = null): Uint8Array {
   const out = new Uint8Array(rawLen);
-  const m = new CMModel(out, rawLen);
+  const m = new CMModel(out, rawLen, colEnds);
   const dec = new ArithDecoder(payload);
   for (let i = 0; i < rawLen; i++) {
     let c = 0;

@@ -39,7 +39,7 @@ export function routeProfile(p: Profile, level: Level): Route {
       why = `${p.data_class} array (${pct(f.decimal)} of sampled values are short decimals)`;
       break;
     case "json":
-      cands = level === "max" ? ["json_residual", "general"] : ["json_residual", "general"];
+      cands = level === "fast" ? ["general"] : ["json_residual", "general"];
       why = "JSON document (parses); keys and structure split from column-grouped values";
       break;
     case "csv":

@@ -8,13 +8,30 @@ import { columnsOf, joinJson, LIT, STR, splitJson } from "./split.js";
 
 const CM = 4;
 
-async function codeStream(data: Uint8Array, level: Level): Promise<{ coder: number; bytes: Uint8Array }> {
-  if (level === "max") return { coder: CM, bytes: cmEncode(data) };
+async function codeStream(
+  data: Uint8Array,
+  level: Level,
+  colEnds: Uint32Array | null = null,
+): Promise<{ coder: number; bytes: Uint8Array }> {
+  if (level === "max") return { coder: CM, bytes: cmEncode(data, colEnds) };
   const b = await bestBackend(data, level);
   return { coder: b.backend, bytes: b.payload };
 }
-async function decodeStream(coder: number, bytes: Uint8Array, len: number): Promise<Uint8Array> {
-  return coder === CM ? cmDecode(bytes, len) : backendDecode(coder, bytes, len);
+async function decodeStream(
+  coder: number,
+  bytes: Uint8Array,
+  len: number,
+  colEnds: Uint32Array | null = null,
+): Promise<Uint8Array> {
+  return coder === CM ? cmDecode(bytes, len, colEnds) : backendDecode(coder, bytes, len);
+}
+
+/** cumulative value counts per column, in column order */
+function columnEnds(column: Uint32Array, columns: number): Uint32Array {
+  const ends = new Uint32Array(columns);
+  for (let i = 0; i < column.length; i++) ends[column[i]!]!++;
+  for (let k = 1; k < columns; k++) ends[k] = ends[k]! + ends[k - 1]!;
+  return ends;
 }
 
 function valueBlob(values: Uint8Array[], order: number[]): Uint8Array {
@@ -63,17 +80,19 @@ function jsonChamber(name: ChamberName, columnar: boolean): Chamber {
       if (!split) return null;
       const n = split.values.length;
       let order = Array.from({ length: n }, (_, i) => i);
+      let ends: Uint32Array | null = null;
       if (columnar) {
         const cols = columnsOf(split.skeleton);
         if (!cols || cols.column.length !== n) return null;
         order = order.sort((a, b) => cols.column[a]! - cols.column[b]! || a - b);
+        ends = columnEnds(cols.column, cols.columns);
       }
       // verify the split restores the input exactly before spending time on coding
       const back = joinJson(split.skeleton, split.values, input.length);
       if (!back || Buffer.compare(back, input) !== 0) return null;
       const blob = valueBlob(split.values, order);
       const s = await codeStream(split.skeleton, ctx.level);
-      const v = await codeStream(blob, ctx.level);
+      const v = await codeStream(blob, ctx.level, ends);
       const w = new ByteWriter(s.bytes.length + v.bytes.length + 16);
       w.uvarint(split.skeleton.length);
       w.uvarint(blob.length);
@@ -87,13 +106,14 @@ function jsonChamber(name: ChamberName, columnar: boolean): Chamber {
       const skelLen = r.uvarintMax(rawLen, "skeleton length");
       const blobLen = r.uvarintMax(2 * rawLen + 1, "value stream length");
       const skel = await decodeStream(params[0]!, r.block(), skelLen);
-      const blob = await decodeStream(params[1]!, r.bytes(r.remaining), blobLen);
       const n = countMarkers(skel);
+      const cols = columnar ? columnsOf(skel) : null;
+      if (columnar && (!cols || cols.column.length !== n)) fail("codec_corrupt", "skeleton does not parse");
+      const ends = cols ? columnEnds(cols.column, cols.columns) : null;
+      const blob = await decodeStream(params[1]!, r.bytes(r.remaining), blobLen, ends);
       const cut = cutValues(blob, n);
       let values = cut;
-      if (columnar) {
-        const cols = columnsOf(skel);
-        if (!cols || cols.column.length !== n) fail("codec_corrupt", "skeleton does not parse");
+      if (cols) {
         const order = Array.from({ length: n }, (_, i) => i).sort((a, b) => cols.column[a]! - cols.column[b]! || a - b);
         values = new Array(n);
         for (let k = 0; k < n; k++) values[order[k]!] = cut[k]!;
