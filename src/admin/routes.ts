@@ -76,7 +76,7 @@ const auditEntrySchema = z.object({
   detail: z.record(z.string(), z.unknown()),
 });
 
-const guarded = { 401: problemSchema, 503: problemSchema };
+const guarded = { 400: problemSchema, 401: problemSchema, 503: problemSchema };
 const reasonBody = z.object({ reason: z.string().min(1).max(500).optional() }).nullish();
 
 /** Operator API: every route needs `Authorization: Bearer <ADMIN_TOKEN>`; every action is audited. */
@@ -107,7 +107,7 @@ export function adminRoutes(
           sku: z.string().max(100).optional(),
           rail: z.string().max(64).optional(),
         }),
-        response: { 200: pageOf(adminOrderSchema), 400: problemSchema, ...guarded },
+        response: { 200: pageOf(adminOrderSchema), ...guarded },
       },
     },
     async (request) => {
@@ -174,7 +174,7 @@ export function adminRoutes(
           state: z.enum(["submitted", "approved", "rejected", "revoked"]).optional(),
           rail: z.string().max(64).optional(),
         }),
-        response: { 200: pageOf(claimViewSchema), 400: problemSchema, ...guarded },
+        response: { 200: pageOf(claimViewSchema), ...guarded },
       },
     },
     async (request) => {
@@ -304,7 +304,7 @@ export function adminRoutes(
           type: z.string().max(100).optional(),
           unprocessed: z.enum(["true", "false"]).optional(),
         }),
-        response: { 200: pageOf(webhookEventSchema), 400: problemSchema, ...guarded },
+        response: { 200: pageOf(webhookEventSchema), ...guarded },
       },
     },
     async (request) => {
@@ -332,7 +332,7 @@ export function adminRoutes(
           action: z.string().max(100).optional(),
           subject: z.string().max(200).optional(),
         }),
-        response: { 200: pageOf(auditEntrySchema), 400: problemSchema, ...guarded },
+        response: { 200: pageOf(auditEntrySchema), ...guarded },
       },
     },
     async (request) => {
