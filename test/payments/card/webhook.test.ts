@@ -276,6 +276,14 @@ describe.each(ENGINES)("Stripe webhook on %s", (engine) => {
     const [order] = await ordersFor(s.id);
     expect(order).toMatchObject({ sku: "zrw-pro", rail: "card_payment_link", email: "link-buyer@example.com" });
     expect(JSON.parse(order?.meta ?? "{}")).toMatchObject({ payment_link: LINK_ID });
+    // the link's success redirect fulfils before the webhook lands
+    const early = h.stripe.paymentLinkSession(LINK_ID, 24900, "early@example.com");
+    h.stripe.pay(early.id);
+    const shown = await status(early.id);
+    expect(shown).toMatchObject({ status: "paid", rail: "card_payment_link", sku: "zrw-pro" });
+    expect((await h.deliver(h.stripe.sessionEvent("checkout.session.completed", early.id))).body.outcome).toBe(
+      "already_granted",
+    );
     // a link session at the wrong price is not granted
     const cheap = h.stripe.paymentLinkSession(LINK_ID, 100, "cheap@example.com");
     h.stripe.pay(cheap.id);
