@@ -99,6 +99,52 @@ export interface X402TestHooks {
   afterSettle?: (proofKey: string) => Promise<void>;
 }
 
+/** x402 `bazaar` discovery extension: how to call the paid route (clients echo it). */
+function bazaarExtension(sku: string) {
+  return {
+    info: {
+      input: { type: "http", method: "POST", bodyType: "json", body: { sku } },
+      output: {
+        type: "json",
+        example: {
+          order_id: "ord_…",
+          access_url: "https://…/access/…",
+          sku,
+          amount_usd: "1.00",
+          rail: "x402_base_usdc",
+          transaction: "0x…",
+        },
+      },
+    },
+    schema: {
+      $schema: "https://json-schema.org/draft/2020-12/schema",
+      type: "object",
+      properties: {
+        input: {
+          type: "object",
+          properties: {
+            type: { const: "http" },
+            method: { const: "POST" },
+            bodyType: { const: "json" },
+            body: {
+              type: "object",
+              properties: {
+                sku: { type: "string" },
+                email: { type: "string" },
+                note: { type: "string", maxLength: 500 },
+              },
+              required: ["sku"],
+            },
+          },
+          required: ["type", "method"],
+        },
+        output: { type: "object" },
+      },
+      required: ["input"],
+    },
+  };
+}
+
 export class X402Service {
   readonly settlement: Settlement;
   readonly hooks: X402TestHooks = {};
@@ -196,6 +242,7 @@ export class X402Service {
         mimeType: "application/json",
       },
       accepts: v2 as unknown as PaymentRequirements[],
+      extensions: { bazaar: bazaarExtension(product?.sku ?? "gao-entry") },
     };
     return {
       body: {

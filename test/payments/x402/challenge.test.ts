@@ -72,6 +72,8 @@ describe("x402 challenge (no chain needed)", () => {
       "solana-mainnet-beta",
       "eip155:8453",
     ]);
+    expect(pr.resource.url).toBe("http://lab.test/api/x402-products");
+    expect(pr.extensions?.bazaar).toMatchObject({ info: { input: { method: "POST", body: { sku: "zrw-n00b" } } } });
   });
 
   it("§7.3 Base entry: mainnet USDC, EIP-712 domain USD Coin/2; domain separator recomputed for chain 8453", async () => {

@@ -147,8 +147,16 @@ describe.each(ENGINES)("x402 on Base (anvil, chain 8453) — %s", (engine) => {
     const buyer = await chain.newBuyer(5_000_000n);
     const before = await chain.balanceOf(seller);
     const header = await payHeader(app, buyer.key, { sku: "gao-entry", note: "agent:bot-7" });
-    const res = await post(app, { sku: "gao-entry", note: "agent:bot-7" }, { "PAYMENT-SIGNATURE": header });
+    const res = await post(
+      app,
+      { sku: "gao-entry", note: "agent:bot-7" },
+      { "PAYMENT-SIGNATURE": header, origin: "https://agent.example" },
+    );
     expect(res.statusCode).toBe(200);
+    // browser-based agents can read the receipt headers (CORS)
+    expect(res.headers["access-control-expose-headers"]).toContain("PAYMENT-RESPONSE");
+    expect(res.headers["access-control-expose-headers"]).toContain("X-PAYMENT-RESPONSE");
+    expect(res.headers["cache-control"]).toBe("private, no-store");
     const body = res.json();
     expect(body).toMatchObject({ sku: "gao-entry", amount_usd: "1.00", rail: "x402_base_usdc" });
     expect(body.order_id).toMatch(/^ord_/);
