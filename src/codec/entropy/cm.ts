@@ -77,15 +77,16 @@ export class CMModel {
   private readonly bits: number;
   private readonly o0 = new Uint32Array(256 * 1);
   private readonly o1 = new Uint32Array(65536);
-  private readonly tabs: Uint32Array[] = [];
+  /** all hashed tables in one array; table k occupies [k << bits, (k + 1) << bits) */
+  private readonly tab: Uint32Array;
   private readonly base = new Int32Array(N_HASHED);
   private readonly hctx = new Uint32Array(N_HASHED);
   private readonly slot = new Int32Array(N_IN);
   private readonly st = new Int32Array(N_IN);
-  private readonly w: Float32Array;
+  private readonly w: Float64Array;
   private wOff = 0;
   private wOff2 = 0;
-  private readonly w2 = new Float32Array(N_IN * 256).fill(0.3);
+  private readonly w2 = new Float64Array(N_IN * 256).fill(0.3);
   private p1 = 2048;
   private p2 = 2048;
   private readonly mm: Uint32Array; // match model counters: [len bucket][expected bit]
@@ -128,13 +129,13 @@ export class CMModel {
     const lr = 1.5e-8;
     this.colEnds = colEnds;
     this.bits = Math.max(12, Math.min(22, Math.ceil(Math.log2(Math.max(1, n))) + 1));
-    for (let i = 0; i < N_HASHED; i++) this.tabs.push(new Uint32Array(1 << this.bits).fill(0x80000000));
+    this.tab = new Uint32Array(N_HASHED << this.bits).fill(0x80000000);
     this.apmMask = (1 << Math.min(16, this.bits)) - 1;
     this.apm1 = new APM(this.apmMask + 1);
     this.apm2 = new APM(this.apmMask + 1);
     this.o0.fill(0x80000000);
     this.o1.fill(0x80000000);
-    this.w = new Float32Array(N_IN * 256 * 4).fill(0.3);
+    this.w = new Float64Array(N_IN * 256 * 4).fill(0.3);
     this.mm = new Uint32Array(64 * 2).fill(0x80000000);
     this.mbits = Math.max(12, Math.min(22, this.bits));
     this.mtab = new Int32Array(1 << this.mbits).fill(-1);
@@ -155,7 +156,7 @@ export class CMModel {
     for (let k = 0; k < N_HASHED; k++) {
       const s = this.base[k]! + nib;
       this.slot[2 + k] = s;
-      st[i++] = STRETCH[this.tabs[k]![s]! >>> 20]!;
+      st[i++] = STRETCH[this.tab[s]! >>> 20]!;
     }
     // match model
     let mctx = 0;
@@ -212,7 +213,7 @@ export class CMModel {
     const target = y ? 4194303 : 0;
     upd(this.o0, this.c0, target);
     upd(this.o1, this.slot[1]!, target);
-    for (let k = 0; k < N_HASHED; k++) upd(this.tabs[k]!, this.slot[2 + k]!, target);
+    for (let k = 0; k < N_HASHED; k++) upd(this.tab, this.slot[2 + k]!, target);
     if (this.mslot >= 0) {
       upd(this.mm, this.mslot, target);
       upd(this.mm2, this.mslot2, target);
@@ -306,7 +307,7 @@ export class CMModel {
     const shift = 32 - this.bits;
     for (let k = 0; k < N_HASHED; k++) {
       const h = this.bitPos === 0 ? this.hctx[k]! : h2(this.hctx[k]!, this.c0);
-      this.base[k] = ((h >>> shift) & ~15) | 0;
+      this.base[k] = (k << this.bits) + (((h >>> shift) & ~15) | 0);
     }
   }
 }
@@ -315,7 +316,7 @@ function upd(t: Uint32Array, i: number, target: number): void {
   const v = t[i]!;
   const n = v & 1023;
   const p = v >>> 10;
-  const np = p + Math.trunc((target - p) * DT[n]!);
+  const np = p + (((target - p) * DT[n]!) | 0);
   t[i] = ((np << 10) | (n < LIMIT ? n + 1 : n)) >>> 0;
 }
 
