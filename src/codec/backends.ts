@@ -17,6 +17,7 @@ interface LzmaStream {
 }
 interface Lzma {
   CHECK_NONE: number;
+  FILTER_LZMA2: unknown;
   compress(buf: Buffer, opts: unknown, cb: (out: Buffer | undefined, err?: Error) => void): void;
   createDecompressor(opts: unknown): LzmaStream;
 }
@@ -90,7 +91,12 @@ export async function xzCompress(data: Uint8Array, preset: number): Promise<Uint
   if (!l) return null;
   const buf = Buffer.from(data.buffer, data.byteOffset, data.byteLength);
   return await new Promise<Uint8Array>((resolve, reject) => {
-    l.compress(buf, { preset, check: l.CHECK_NONE }, (out: Buffer | undefined, err?: Error) => {
+    // dictionary sized to the input: same output as the preset's 64 MiB dictionary for inputs
+    // up to that size, but encoder and decoder memory scale with the input (xz -9 alone would
+    // reserve ~674 MiB per call)
+    const dict = Math.min(1 << 26, Math.max(1 << 16, 2 ** Math.ceil(Math.log2(Math.max(1, data.length)))));
+    const opts = { filters: [{ id: l.FILTER_LZMA2, options: { preset, dict_size: dict } }], check: l.CHECK_NONE };
+    l.compress(buf, opts, (out: Buffer | undefined, err?: Error) => {
       if (err || !out) reject(err ?? new Error("xz failed"));
       else resolve(out);
     });
