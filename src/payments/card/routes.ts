@@ -19,7 +19,8 @@ const webhookAnswer = z.object({
   received: z.literal(true),
   event_id: z.string(),
   type: z.string(),
-  duplicate: z.boolean(),
+  duplicate: z.boolean().describe("the event id was received before"),
+  handled: z.boolean().describe("this delivery did the work (false: the stored outcome of an earlier delivery)"),
   outcome: z.string(),
 });
 

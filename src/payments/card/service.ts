@@ -47,7 +47,10 @@ export interface SessionStatus {
 export interface WebhookResult {
   event_id: string;
   type: string;
+  /** The event id had been received before. */
   duplicate: boolean;
+  /** true when this delivery did the handling; false when it answers the stored outcome of an earlier one. */
+  handled: boolean;
   outcome: string;
 }
 
@@ -203,7 +206,13 @@ export class CardService {
     };
     const { row: stored, fresh } = await cardStore.recordEvent(this.db, row);
     if (!fresh && stored.processed_at !== null) {
-      return { event_id: event.id, type: event.type, duplicate: true, outcome: stored.outcome ?? "processed" };
+      return {
+        event_id: event.id,
+        type: event.type,
+        duplicate: true,
+        handled: false,
+        outcome: stored.outcome ?? "processed",
+      };
     }
     let outcome: string;
     try {
@@ -214,7 +223,7 @@ export class CardService {
       throw problem; // non-2xx: Stripe delivers the event again later
     }
     await cardStore.finishEvent(this.db, event.id, outcome, nowIso());
-    return { event_id: event.id, type: event.type, duplicate: !fresh, outcome };
+    return { event_id: event.id, type: event.type, duplicate: !fresh, handled: true, outcome };
   }
 
   private async dispatch(type: string, objectId: string | null): Promise<string> {
