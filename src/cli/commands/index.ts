@@ -1,6 +1,17 @@
 import type { Command } from "../command.js";
 import { adminCommand } from "./admin.js";
+import { benchCommand } from "./bench.js";
+import { compressCommand } from "./compress.js";
+import { decompressCommand } from "./decompress.js";
+import { profileCommand } from "./profile.js";
 import { serveCommand } from "./serve.js";
 
 /** Every CLI command. Add a file in this folder, then a line here. */
-export const COMMANDS: Command[] = [serveCommand, adminCommand];
+export const COMMANDS: Command[] = [
+  serveCommand,
+  adminCommand,
+  compressCommand,
+  decompressCommand,
+  profileCommand,
+  benchCommand,
+];
