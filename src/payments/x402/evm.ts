@@ -216,13 +216,14 @@ export async function checkTransferTx(
           detail: "The transaction has no USDC Transfer to payTo.",
         };
   }
-  const latest = await client.getBlockNumber({ cacheTime: 0 });
-  const confirmations = Number(latest - receipt.blockNumber + 1n);
+  const head = await client.getBlock({ blockTag: "latest" });
+  const confirmations = Number(head.number - receipt.blockNumber + 1n);
   if (confirmations < q.minConfirmations) {
     return { status: "pending", detail: `${confirmations} of ${q.minConfirmations} confirmations.` };
   }
   const block = await client.getBlock({ blockNumber: receipt.blockNumber });
-  const age = Math.floor(Date.now() / 1000) - Number(block.timestamp);
+  // Age on the chain's own clock (latest block time), immune to local clock skew.
+  const age = Number(head.timestamp - block.timestamp);
   if (age > q.maxAgeSeconds) {
     return {
       status: "failed",

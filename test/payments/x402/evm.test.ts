@@ -517,6 +517,42 @@ describe("x402 on Base: refusals, timeouts, crashes, facilitators", () => {
     }
   });
 
+  it("tx-hash proofs honour X402_MIN_CONFIRMATIONS (202 until deep enough) and X402_TX_MAX_AGE_SECONDS", async () => {
+    const deep = await appOn(db, env({ X402_MIN_CONFIRMATIONS: "3", X402_TX_MAX_AGE_SECONDS: "60" }));
+    try {
+      const buyer = await chain.newBuyer(2_000_000n);
+      const pay = async () => {
+        const hash = await chain.wallet.writeContract({
+          address: BASE_USDC,
+          abi: parseAbi(["function transfer(address,uint256) returns (bool)"]),
+          functionName: "transfer",
+          args: [seller, 1_000_000n],
+          account: privateKeyToAccount(buyer.key),
+          chain: chain.wallet.chain,
+        });
+        await chain.publicClient.waitForTransactionReceipt({ hash });
+        return hash;
+      };
+      const fresh = await pay();
+      const early = await post(deep, { sku: "gao" }, { "X-PAYMENT": fresh });
+      expect(early.statusCode).toBe(202);
+      expect(early.json().code).toBe("transaction_not_confirmed");
+      expect(early.headers["retry-after"]).toBeTruthy();
+      await chain.mine(2);
+      const ok = await post(deep, { sku: "gao" }, { "X-PAYMENT": fresh });
+      expect(ok.statusCode, ok.body).toBe(200);
+
+      const old = await pay();
+      await chain.rpc("evm_increaseTime", [120]);
+      await chain.mine(3);
+      const stale = await post(deep, { sku: "gao" }, { "X-PAYMENT": old });
+      expect(stale.statusCode).toBe(402);
+      expect(stale.json().code).toBe("invalid_transaction_too_old");
+    } finally {
+      await deep.close();
+    }
+  });
+
   it("refuses to start when BASE_RPC_URL's chain id is not BASE_CHAIN_ID (8453 unless set)", async () => {
     await expect(appOn(db, env({ BASE_CHAIN_ID: "84532" }))).rejects.toThrow(
       /BASE_RPC_URL serves chain id 8453, but the Base rail needs 84532/,
