@@ -86,9 +86,12 @@ export class CMModel {
   private readonly w: Float64Array;
   private wOff = 0;
   private wOff2 = 0;
-  private readonly w2 = new Float64Array(N_IN * 256).fill(0.3);
+  private readonly w2 = new Float64Array(N_IN * 256).fill(0.15);
   private p1 = 2048;
   private p2 = 2048;
+  private p3 = 2048;
+  private wOff3 = 0;
+  private readonly w3 = new Float64Array(N_IN * 256).fill(0.15);
   private readonly mm: Uint32Array; // match model counters: [len bucket][expected bit]
   private readonly mtab: Int32Array;
   private readonly mbits: number;
@@ -100,6 +103,7 @@ export class CMModel {
   private readonly mm2 = new Uint32Array(1 << 18).fill(0x80000000);
   private readonly apm1: APM;
   private readonly apm2: APM;
+  private readonly apm3: APM;
   private readonly apmMask: number;
   private apm2Base = 0;
   private c0 = 1;
@@ -133,9 +137,10 @@ export class CMModel {
     this.apmMask = (1 << Math.min(16, this.bits)) - 1;
     this.apm1 = new APM(this.apmMask + 1);
     this.apm2 = new APM(this.apmMask + 1);
+    this.apm3 = new APM(256 * 65);
     this.o0.fill(0x80000000);
     this.o1.fill(0x80000000);
-    this.w = new Float64Array(N_IN * 256 * 4).fill(0.3);
+    this.w = new Float64Array(N_IN * 256 * 4).fill(0.15);
     this.mm = new Uint32Array(64 * 2).fill(0x80000000);
     this.mbits = Math.max(12, Math.min(22, this.bits));
     this.mtab = new Int32Array(1 << this.mbits).fill(-1);
@@ -176,21 +181,29 @@ export class CMModel {
     st[i++] = 256;
     this.wOff = (mctx * 256 + c0) * N_IN;
     this.wOff2 = (this.c4 & 0xff) * N_IN;
+    this.wOff3 = ((this.c4 >>> 8) & 0xff) * N_IN;
     const w = this.w;
     const w2 = this.w2;
+    const w3 = this.w3;
     let dot = 0;
     let dot2 = 0;
+    let dot3 = 0;
     for (let k = 0; k < N_IN; k++) {
       dot += w[this.wOff + k]! * st[k]!;
       dot2 += w2[this.wOff2 + k]! * st[k]!;
+      dot3 += w3[this.wOff3 + k]! * st[k]!;
     }
     this.p1 = squash(Math.round(dot));
     this.p2 = squash(Math.round(dot2));
-    this.pmix = squash(Math.round((dot + dot2) * 0.5));
+    this.p3 = squash(Math.round(dot3));
+    this.pmix = squash(Math.round((dot + dot2 + dot3) / 3));
     const c1 = this.c4 & 0xff;
     const a1 = this.apm1.pp(this.pmix, (c0 | (c1 << 8)) & this.apmMask);
     const a2 = this.apm2.pp(this.pmix, (this.apm2Base + c0 * 0x9e5) & this.apmMask);
-    let pr = (this.pmix + a1 + 2 * a2 + 2) >> 2;
+    const mk =
+      this.mexp >= 0 ? 256 + ((Math.min(this.mlen, 31) << 1) | ((this.mexp >>> (7 - this.bitPos)) & 1)) * 256 : 0;
+    const a3 = this.apm3.pp(this.pmix, mk + c0);
+    let pr = (this.pmix + a1 + a2 + a3 + 2) >> 2;
     if (pr < 1) pr = 1;
     else if (pr > 4095) pr = 4095;
     return pr;
@@ -200,15 +213,19 @@ export class CMModel {
     // mixer
     const err = ((y << 12) - this.p1) * this.lr;
     const err2 = ((y << 12) - this.p2) * this.lr;
+    const err3 = ((y << 12) - this.p3) * this.lr;
     const w = this.w;
     const w2 = this.w2;
+    const w3 = this.w3;
     const st = this.st;
     for (let k = 0; k < N_IN; k++) {
       w[this.wOff + k] = w[this.wOff + k]! + err * st[k]!;
       w2[this.wOff2 + k] = w2[this.wOff2 + k]! + err2 * st[k]!;
+      w3[this.wOff3 + k] = w3[this.wOff3 + k]! + err3 * st[k]!;
     }
     this.apm1.update(y);
     this.apm2.update(y);
+    this.apm3.update(y);
     // counters
     const target = y ? 4194303 : 0;
     upd(this.o0, this.c0, target);
