@@ -214,6 +214,7 @@ export class X402Service {
     const ctx = { config: this.config, feePayer, resource: this.resourceUrl() };
     const accepts: AcceptEntry[] = [];
     const v2: V2Requirements[] = [];
+    const headerProduct = product ?? [...products].sort((x, y) => x.amountCents - y.amountCents)[0];
     for (const p of products) {
       for (const rail of rails) {
         const entry = acceptEntry(rail, p, ctx);
@@ -224,7 +225,9 @@ export class X402Service {
           };
         }
         accepts.push(entry);
-        v2.push(v2Requirements(rail, entry.maxAmountRequired, feePayer));
+        // The header stays small (proxies often cap response headers at 4–8 KiB): for the
+        // catalog-wide challenge it carries only the cheapest product; the body lists them all.
+        if (p === headerProduct) v2.push(v2Requirements(rail, entry.maxAmountRequired, feePayer));
       }
     }
     const code = error?.code ?? "payment_required";
@@ -242,7 +245,7 @@ export class X402Service {
         mimeType: "application/json",
       },
       accepts: v2 as unknown as PaymentRequirements[],
-      extensions: { bazaar: bazaarExtension(product?.sku ?? "gao-entry") },
+      extensions: { bazaar: bazaarExtension(headerProduct?.sku ?? "gao-entry") },
     };
     return {
       body: {
