@@ -98,7 +98,7 @@ const envSchema = z.object({
 
   // codec endpoints (src/engine) and identity tokens (src/identity)
   CODEC_BODY_LIMIT_BYTES: intIn(64 * 1024, 256 * 1024 * 1024, 8 * 1024 * 1024),
-  CODEC_SLOW_LIMIT_BYTES: intIn(1024, 64 * 1024 * 1024, 256 * 1024),
+  CODEC_SLOW_LIMIT_BYTES: intIn(1024, 64 * 1024 * 1024, 128 * 1024),
   CODEC_OUTPUT_LIMIT_BYTES: intIn(1024, 1024 * 1024 * 1024, 32 * 1024 * 1024),
   IDENTITY_TOKEN_SECRET: optionalString.refine((v) => v === undefined || v.length >= 32, {
     message: "must be at least 32 characters",
