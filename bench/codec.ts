@@ -222,13 +222,13 @@ function listFiles(dir: string): string[] {
 }
 
 function quickPick(files: string[], root: string): string[] {
-  // one small file (≤ 160 KB) per folder
+  // one small file (≤ 64 KB) per folder
   const seen = new Set<string>();
   const out: string[] = [];
   for (const f of files) {
     const folder = path.relative(root, f).split(path.sep)[0]!;
     if (seen.has(folder)) continue;
-    if (statSync(f).size <= 160 * 1024) {
+    if (statSync(f).size <= 64 * 1024) {
       seen.add(folder);
       out.push(f);
     }
