@@ -94,42 +94,38 @@ export function x402Routes(app: App, deps: { x402: X402Service; config: Config }
       }
     });
 
-    scope.post(
-      "/api/x402-products",
-      {
-        schema: {
-          summary: "Buy one SKU with x402 (402 challenge, then retry with the payment proof)",
-          description:
-            "Without a payment header: 402 with `accepts[]` (one entry per configured rail) and the v2 `PAYMENT-REQUIRED` header; an empty body gets the catalog-wide challenge. With the proof in `PAYMENT-SIGNATURE` or `X-PAYMENT`: verified, settled on chain, then 200 with the order. 202 + Retry-After when the settlement outcome is not known yet (retry with the same proof; never pay twice).",
-          tags: ["x402"],
-          security: [{}, { x402Payment: [] }],
-          body: purchaseBodySchema,
-          "x-payment-info": x402PaymentInfo(config),
-          response: {
-            200: purchaseSchema,
-            202: pendingSchema,
-            400: problemSchema,
-            402: challengeSchema,
-            404: problemSchema,
-            409: problemSchema,
-            410: problemSchema,
-            503: problemSchema,
-          },
-        } as never,
+    // Declared apart from the call so the OpenAPI extension key `x-payment-info` can ride along
+    // without losing the route's zod typing (@fastify/swagger copies `x-*` keys to the operation).
+    const schema = {
+      summary: "Buy one SKU with x402 (402 challenge, then retry with the payment proof)",
+      description:
+        "Without a payment header: 402 with `accepts[]` (one entry per configured rail) and the v2 `PAYMENT-REQUIRED` header; an empty body gets the catalog-wide challenge. With the proof in `PAYMENT-SIGNATURE` or `X-PAYMENT`: verified, settled on chain, then 200 with the order. 202 + Retry-After when the settlement outcome is not known yet (retry with the same proof; never pay twice).",
+      tags: ["x402"],
+      security: [{}, { x402Payment: [] }] as { [label: string]: string[] }[],
+      body: purchaseBodySchema,
+      "x-payment-info": x402PaymentInfo(config),
+      response: {
+        200: purchaseSchema,
+        202: pendingSchema,
+        400: problemSchema,
+        402: challengeSchema,
+        404: problemSchema,
+        409: problemSchema,
+        410: problemSchema,
+        503: problemSchema,
       },
-      async (request, reply) => {
-        const body = (request.body ?? {}) as z.infer<NonNullable<typeof purchaseBodySchema>> & object;
-        const header = paymentHeader(request.headers as Record<string, string | undefined>);
-        const outcome = await x402.purchase(body ?? {}, header?.value);
-        if (outcome.kind === "challenge") {
-          return reply.code(402).headers(outcome.challenge.headers).send(outcome.challenge.body);
-        }
-        if (outcome.kind === "pending") {
-          return reply.code(202).headers(outcome.pending.headers).send(outcome.pending.body);
-        }
-        return reply.code(200).headers(outcome.purchase.headers).send(outcome.purchase.body);
-      },
-    );
+    };
+    scope.post("/api/x402-products", { schema }, async (request, reply) => {
+      const header = paymentHeader(request.headers as Record<string, string | undefined>);
+      const outcome = await x402.purchase(request.body ?? {}, header?.value);
+      if (outcome.kind === "challenge") {
+        return reply.code(402).headers(outcome.challenge.headers).send(outcome.challenge.body);
+      }
+      if (outcome.kind === "pending") {
+        return reply.code(202).headers(outcome.pending.headers).send(outcome.pending.body);
+      }
+      return reply.code(200).headers(outcome.purchase.headers).send(outcome.purchase.body);
+    });
   });
 
   app.get(
