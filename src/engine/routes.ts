@@ -1,4 +1,5 @@
-import type { FastifyError, FastifyReply } from "fastify";
+import type { FastifyError, FastifyReply, FastifySchemaCompiler } from "fastify";
+import { validatorCompiler } from "fastify-type-provider-zod";
 import { z } from "zod";
 import { sendProblem, toProblem } from "../http/errors.js";
 import { Problem, problemSchema } from "../http/problem.js";
@@ -207,12 +208,33 @@ const dataBody = z.object({
   bare: z.boolean().nullish(),
   type: declaredSchema.nullish(),
 });
+const decompressBody = z.object({
+  data: z.string().describe("the container, base64"),
+  encoding: z.literal("base64").nullish(),
+  output_encoding: encoding.nullish().describe("base64 (default) or utf8"),
+});
 const binaryQuery = z.object({
   level: levelSchema.optional(),
   bare: z.enum(["true", "false", "1", "0"]).optional(),
   type: declaredSchema.optional(),
   output_encoding: encoding.optional(),
 });
+
+/**
+ * The raw-bytes routes take either an octet-stream Buffer or JSON, so their body schema documents
+ * the JSON forms in OpenAPI while the handler validates the body itself (same zod schemas, plus
+ * the Buffer case); every other part (querystring) is validated as usual.
+ */
+const bodyInHandler = ((req) =>
+  req.httpPart === "body"
+    ? (data: unknown) => ({ value: data })
+    : validatorCompiler(req as never)) as FastifySchemaCompiler<z.ZodType> as never;
+
+const binaryBodyDoc = z
+  .union([corpusBody, dataBody])
+  .describe(
+    "JSON form; or send the raw bytes as application/octet-stream (options in the query string) for a binary answer",
+  );
 
 const PROBLEMS = {
   400: problemSchema,
@@ -361,11 +383,13 @@ export function engineRoutes(app: App, deps: { engine: EngineService; identities
       "/api/compress",
       {
         bodyLimit,
+        validatorCompiler: bodyInHandler,
         schema: {
           summary: "Compress raw int32 LE bytes (application/octet-stream → binary container) or a generated corpus",
           description: `Body: raw bytes as ${OCTET} (answer: the container as ${OCTET}, sizes in X-Original-Bytes / X-Compressed-Bytes, route in X-Codec-Path; options in the query: level, bare, type), or JSON { corpus, n, seed?, level?, bare? } with a named generator (${CORPORA.join(", ")}), or JSON { data, encoding?, level?, bare?, type? }; JSON answers carry the container as base64.`,
           tags: ["codec"],
           querystring: binaryQuery,
+          body: binaryBodyDoc,
           response: {
             200: z.object({
               corpus: z.string().nullable(),
@@ -436,11 +460,15 @@ export function engineRoutes(app: App, deps: { engine: EngineService; identities
       "/api/decompress",
       {
         bodyLimit,
+        validatorCompiler: bodyInHandler,
         schema: {
           summary: "Decompress a container (application/octet-stream → raw bytes) or JSON { data: base64 }",
           description: `Counterpart of POST /api/compress: an ${OCTET} container answers the raw bytes as ${OCTET} (sizes in headers); JSON { data (base64), output_encoding? } answers JSON. Framed, chunked, bare and legacy gzip containers are accepted. Output limits: docs/engine-api.md.`,
           tags: ["codec"],
           querystring: binaryQuery,
+          body: decompressBody.describe(
+            "JSON form; or send the container as application/octet-stream for the raw bytes as application/octet-stream",
+          ),
           response: { 200: z.object({ ...decompressFields }), ...PROBLEMS },
         },
       },
@@ -459,10 +487,7 @@ export function engineRoutes(app: App, deps: { engine: EngineService; identities
           reply.type(OCTET).send(Buffer.from(r.bytes) as never);
           return reply;
         }
-        const b = parseJson(
-          z.object({ data: z.string(), encoding: z.literal("base64").nullish(), output_encoding: encoding.nullish() }),
-          body,
-        );
+        const b = parseJson(decompressBody, body);
         const container = decodeBase64(b.data);
         const r = await engine.decompress(container);
         const { bytes, ...rest } = r;
@@ -475,12 +500,14 @@ export function engineRoutes(app: App, deps: { engine: EngineService; identities
       "/api/process",
       {
         bodyLimit,
+        validatorCompiler: bodyInHandler,
         schema: {
           summary:
             "Compress then decompress: sizes, times, ratios and a round-trip verdict against gzip-9 and brotli-11",
           description: `Body as POST /api/compress (${OCTET} bytes, JSON { corpus, n, seed?, level? } or JSON { data, encoding? }). Answers JSON; ok is true only when every method decoded back byte for byte.`,
           tags: ["codec"],
           querystring: binaryQuery,
+          body: binaryBodyDoc,
           response: {
             200: z.object({
               ok: z.boolean(),
