@@ -2,7 +2,7 @@ import { spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { Readable } from "node:stream";
+import { Readable, Writable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { describe, expect, it } from "vitest";
 import {
@@ -18,9 +18,13 @@ import { codeOf, f64, i32, rng, utf8 } from "./helpers.js";
 
 async function collect(src: Uint8Array[], t: NodeJS.ReadWriteStream): Promise<Buffer> {
   const out: Buffer[] = [];
-  await pipeline(Readable.from(src.map((b) => Buffer.from(b))), t, async (s: AsyncIterable<Buffer>) => {
-    for await (const c of s) out.push(c);
+  const sink = new Writable({
+    write(chunk: Buffer, _e, cb) {
+      out.push(chunk);
+      cb();
+    },
   });
+  await pipeline(Readable.from(src.map((b) => Buffer.from(b))), t, sink);
   return Buffer.concat(out);
 }
 
