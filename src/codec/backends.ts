@@ -47,12 +47,14 @@ async function lzma(): Promise<Lzma | null> {
   return lzmaMod;
 }
 
-export function brotli(data: Uint8Array, quality: number, sizeHint = data.length): Uint8Array {
-  const lgwin = Math.max(16, Math.min(24, Math.ceil(Math.log2(Math.max(1, sizeHint + 16)))));
+/**
+ * brotli with the library's default window (lgwin 22) and a size hint — exactly the "brotli-11"
+ * peer of the benchmark, so the general chamber is never larger than that peer.
+ */
+export function brotli(data: Uint8Array, quality: number): Uint8Array {
   return zlib.brotliCompressSync(data, {
     params: {
       [zlib.constants.BROTLI_PARAM_QUALITY]: quality,
-      [zlib.constants.BROTLI_PARAM_LGWIN]: lgwin,
       [zlib.constants.BROTLI_PARAM_SIZE_HINT]: data.length,
     },
   });
@@ -60,14 +62,12 @@ export function brotli(data: Uint8Array, quality: number, sizeHint = data.length
 
 /** brotli on the libuv thread pool (lets the main thread run another model meanwhile) */
 export function brotliAsync(data: Uint8Array, quality: number): Promise<Uint8Array> {
-  const lgwin = Math.max(16, Math.min(24, Math.ceil(Math.log2(Math.max(1, data.length + 16)))));
   return new Promise((resolve, reject) => {
     zlib.brotliCompress(
       data,
       {
         params: {
           [zlib.constants.BROTLI_PARAM_QUALITY]: quality,
-          [zlib.constants.BROTLI_PARAM_LGWIN]: lgwin,
           [zlib.constants.BROTLI_PARAM_SIZE_HINT]: data.length,
         },
       },
