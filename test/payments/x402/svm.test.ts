@@ -305,6 +305,32 @@ describe("x402 on Solana: refusals, fully signed transactions, timeouts", () => 
     }
   });
 
+  it("a crash between settlement and order creation is recovered at start-up (known signature) into one order", async () => {
+    const { db: crashDb } = await freshDatabase("sqlite");
+    const first = await appOn(crashDb, env());
+    const buyer = await chain.newFunded(5_000_000n);
+    const header = await stockPayment(first, buyer, { sku: "gao" });
+    first.services.x402.hooks.afterSettle = async () => {
+      throw new Error("simulated crash after settlement");
+    };
+    expect((await post(first, { sku: "gao" }, { "PAYMENT-SIGNATURE": header })).statusCode).toBe(500);
+    expect(await chain.usdcBalance(buyer.address)).toBe(4_000_000n);
+    expect(await countRows(first, "orders")).toBe(0);
+    await first.close();
+    const landed = chain.landed();
+    const restarted = await appOn(crashDb, env());
+    try {
+      expect(await countRows(restarted, "orders")).toBe(1);
+      const retry = await post(restarted, { sku: "gao" }, { "PAYMENT-SIGNATURE": header });
+      expect(retry.statusCode).toBe(200);
+      expect(chain.landed()).toBe(landed);
+      expect(await countRows(restarted, "orders")).toBe(1);
+    } finally {
+      await restarted.close();
+      await crashDb.close();
+    }
+  });
+
   it("an unconfirmed settlement → 202 + Retry-After; once it lands the same proof gets its one order", async () => {
     const slow = await appOn(db, env({ X402_SETTLE_TIMEOUT_SECONDS: "1" }));
     try {
