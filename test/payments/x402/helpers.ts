@@ -8,6 +8,10 @@ import {
 import { decodePaymentRequiredHeader, decodePaymentResponseHeader } from "@x402/core/http";
 import type { PaymentRequired, SettleResponse } from "@x402/core/types";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
+import { buildApp } from "../../../src/app.js";
+import { testConfig } from "../../../src/config.js";
+import type { Db } from "../../../src/db/database.js";
+import type { App } from "../../../src/http/types.js";
 
 /** A Solana key pair plus its base58 64-byte secret (the X402_SVM_FEE_PAYER_KEY format). */
 export async function solanaKey(): Promise<{ signer: KeyPairSigner; secret: string }> {
@@ -36,11 +40,6 @@ export function paymentResponse(headers: Record<string, unknown>): SettleRespons
 }
 
 export const b64json = (v: unknown) => Buffer.from(JSON.stringify(v)).toString("base64");
-
-import { buildApp } from "../../../src/app.js";
-import { testConfig } from "../../../src/config.js";
-import type { Db } from "../../../src/db/database.js";
-import type { App } from "../../../src/http/types.js";
 
 /** Builds the whole app on an existing database (to simulate a restart on the same data). */
 export async function appOn(db: Db, env: Record<string, string>): Promise<App> {
