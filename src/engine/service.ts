@@ -427,6 +427,21 @@ export class EngineService {
     }
   }
 
+  /**
+   * Runs a decoder on caller-supplied bytes. The library promises CodecErrors only; anything else
+   * on a hostile container is logged (a library bug) and answered as a malformed container, never a 500.
+   */
+  private async hostile<T>(fn: () => Promise<T> | T): Promise<T> {
+    try {
+      return await fn();
+    } catch (err) {
+      if (err instanceof CodecError) throw codecProblem(err);
+      if (err instanceof Problem) throw err;
+      this.log.error({ err }, "codec decoder threw a non-codec error");
+      throw new Problem(422, "codec_corrupt", "The container is malformed.");
+    }
+  }
+
   profileOf(bytes: Uint8Array, declared?: DeclaredType) {
     const p = profile(bytes, declared);
     return p;
@@ -510,7 +525,7 @@ export class EngineService {
    * the fast-chamber limit, or the slow limit when a context-mixing (or unknown) chamber is inside.
    */
   async decompress(container: Uint8Array): Promise<DecompressOut> {
-    const info: Inspection = await this.codec(() =>
+    const info: Inspection = await this.hostile(() =>
       inspect(container, { maxOutputBytes: this.limits.outputLimitBytes }),
     );
     const slow = info.chambers.some((c) => !FAST_DECODE.has(c));
@@ -524,15 +539,7 @@ export class EngineService {
       );
     }
     const t0 = performance.now();
-    let out: Uint8Array;
-    try {
-      out = await decompress(container, { maxOutputBytes: cap });
-    } catch (err) {
-      if (err instanceof CodecError) throw codecProblem(err);
-      // A hostile container must never become a 500: the library promises CodecErrors only, so log it.
-      this.log.error({ err }, "codec decompress threw a non-codec error");
-      throw new Problem(422, "codec_corrupt", "The container is malformed.");
-    }
+    const out = await this.hostile(() => decompress(container, { maxOutputBytes: cap }));
     const took = ms(t0);
     await this.fire("decompress", info.chambers);
     return {

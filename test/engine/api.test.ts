@@ -158,6 +158,16 @@ describe.each(ENGINES)("codec endpoints (%s)", (engine) => {
     expect(big.statusCode).toBe(200); // zeros decode fast: within the 32 MiB output limit
     const binary = await omni({ op: "decompress", data: b64(bomb), output_encoding: "utf8" });
     expect(binary.statusCode).toBe(200); // zeros are valid UTF-8
+    // a context-mixing container may restore only up to the slow limit (8192 here); zeros may restore far more
+    const cm = Buffer.from(
+      await codecCompress(new TextEncoder().encode("words and more words ".repeat(500)), {
+        chamber: "text",
+        level: "fast",
+      }),
+    );
+    const slow = await omni({ op: "decompress", data: b64(cm) });
+    expect(slow.statusCode).toBe(413);
+    expect(slow.json()).toMatchObject({ code: "codec_output_too_large", limit_bytes: 8192, chambers: ["text"] });
     const notText = Buffer.from(await codecCompress(Uint8Array.of(0xff, 0xfe, 0x00), { level: "fast" }));
     const bad = await omni({ op: "decompress", data: b64(notText), output_encoding: "utf8" });
     expect(bad.statusCode).toBe(422);
