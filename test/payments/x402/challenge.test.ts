@@ -1,7 +1,10 @@
+import fc from "fast-check";
 import { encodeAbiParameters, hashTypedData, keccak256, stringToBytes, toHex } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ConfigError, loadConfig, testConfig } from "../../../src/config.js";
+import { Problem } from "../../../src/http/problem.js";
 import { PAID_OPERATIONS, x402Discovery } from "../../../src/payments/x402/discovery.js";
+import { parsePaymentHeader } from "../../../src/payments/x402/proof.js";
 import { centsToAtomic } from "../../../src/payments/x402/rails.js";
 import { type TestApp, testApp } from "../../support/app.js";
 import { b64json, evmKey, paymentRequired, solanaKey } from "./helpers.js";
@@ -172,6 +175,49 @@ describe("x402 challenge (no chain needed)", () => {
     const noSku = await post({}, { "x-payment": b64json({ x402Version: 2 }) });
     expect(noSku.statusCode).toBe(400);
     expect(noSku.json().code).toBe("sku_required");
+  });
+
+  it("§7.17 (property) any header value decodes to a proof or a 400 problem — never another error", () => {
+    const values = fc.oneof(
+      fc.string({ maxLength: 300 }),
+      fc.json({ maxDepth: 3 }).map((j) => Buffer.from(j).toString("base64")),
+      fc
+        .record({
+          x402Version: fc.oneof(fc.constantFrom(1, 2), fc.anything()),
+          scheme: fc.oneof(fc.constant("exact"), fc.string()),
+          network: fc.constantFrom("base", "eip155:8453", "solana", "solana-mainnet-beta", "eip155:1", ""),
+          accepted: fc.anything(),
+          payload: fc.anything(),
+        })
+        .map((o) => Buffer.from(JSON.stringify(o) ?? "null").toString("base64")),
+    );
+    fc.assert(
+      fc.property(values, (v) => {
+        try {
+          const proof = parsePaymentHeader(v, 8453);
+          expect(["evm_eip3009", "evm_tx", "svm_tx"]).toContain(proof.kind);
+        } catch (err) {
+          expect(err).toBeInstanceOf(Problem);
+          expect((err as Problem).status).toBe(400);
+        }
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it("§7.17 (property, over HTTP) random payment headers never produce a 5xx other than a fail-closed 503", async () => {
+    const values = fc.sample(
+      fc.oneof(
+        fc.string({ minLength: 1, maxLength: 200 }).filter((x) => x.trim() !== "" && /^[\x21-\x7e]+$/.test(x)),
+        fc.json({ maxDepth: 3 }).map((j) => Buffer.from(j).toString("base64")),
+      ),
+      300,
+    );
+    for (const v of values) {
+      const res = await post({ sku: "gao" }, { "x-payment": v });
+      expect([400, 402, 503], `${v} → ${res.statusCode} ${res.body}`).toContain(res.statusCode);
+      expect(res.headers["content-type"]).toMatch(/json/);
+    }
   });
 
   it("fail closed: a configured rail without settlement answers 503 and grants nothing", async () => {
