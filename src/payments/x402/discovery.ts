@@ -69,13 +69,21 @@ export interface X402Discovery {
   atomic_units: string;
   client_cap: string;
   client_compat: string;
-  paid_operations: typeof PAID_OPERATIONS;
+  paid_operations: (typeof PAID_OPERATIONS)[number][];
   /** Per-SKU amount every configured rail asks for. */
   prices: { sku: string; amount_cents: number; amount_usd: string; max_amount_required: string }[];
   flow: string[];
 }
 
-export function x402Discovery(config: Config, catalog: Catalog = new Catalog()): X402Discovery {
+/**
+ * `served` (optional) filters the paid operations to those this instance routes, e.g.
+ * `(m, p) => app.hasRoute({ method: m, url: p })`, so no document advertises a missing route.
+ */
+export function x402Discovery(
+  config: Config,
+  catalog: Catalog = new Catalog(),
+  served?: (method: string, path: string) => boolean,
+): X402Discovery {
   const feePayer = feePayerAddress(config.x402.svmFeePayerKey);
   const rails = x402Rails(config).map((rail) => ({
     id: rail.id,
@@ -110,7 +118,7 @@ export function x402Discovery(config: Config, catalog: Catalog = new Catalog()):
     atomic_units: ATOMIC_UNITS_NOTE,
     client_cap: CLIENT_CAP_NOTE,
     client_compat: CLIENT_COMPAT,
-    paid_operations: PAID_OPERATIONS,
+    paid_operations: served ? PAID_OPERATIONS.filter((op) => served(op.method, op.path)) : [...PAID_OPERATIONS],
     prices: catalog.list().map((p) => ({
       sku: p.sku,
       amount_cents: p.amountCents,

@@ -270,6 +270,11 @@ describe("x402 challenge (no chain needed)", () => {
     expect(d.atomic_units).toContain("10,000");
     expect(d.client_cap).toContain("$1");
     expect(d.paid_operations.map((o) => o.path)).toEqual(["/api/x402-products", "/api/x402-suite"]);
+    const onlyServed = x402Discovery(testConfig({ PAY_TO_BASE: payToBase }), undefined, (m, p) =>
+      t.app.hasRoute({ method: m as "POST", url: p }),
+    );
+    expect(onlyServed.paid_operations.map((o) => o.path)).toContain("/api/x402-products");
+    for (const op of onlyServed.paid_operations) expect(t.app.hasRoute({ method: "POST", url: op.path })).toBe(true);
     expect(d.prices.find((p) => p.sku === "gao-entry")?.max_amount_required).toBe("1000000");
   });
 
