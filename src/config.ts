@@ -100,6 +100,7 @@ const envSchema = z.object({
   CODEC_BODY_LIMIT_BYTES: intIn(64 * 1024, 256 * 1024 * 1024, 8 * 1024 * 1024),
   CODEC_SLOW_LIMIT_BYTES: intIn(1024, 64 * 1024 * 1024, 128 * 1024),
   CODEC_OUTPUT_LIMIT_BYTES: intIn(1024, 1024 * 1024 * 1024, 32 * 1024 * 1024),
+  CODEC_SLOW_CONCURRENCY: intIn(1, 64, 2),
   IDENTITY_TOKEN_SECRET: optionalString.refine((v) => v === undefined || v.length >= 32, {
     message: "must be at least 32 characters",
   }),
@@ -147,6 +148,8 @@ export interface Config {
     slowLimitBytes: number;
     /** Largest decompressed output of a container whose chambers all decode fast. */
     outputLimitBytes: number;
+    /** Slow codec requests (levels max/balanced, bench, process, context-mixing decodes) admitted at once; more get 503 + Retry-After. */
+    slowConcurrency: number;
   };
   identity: {
     /** Key of the identity-token hash; when unset a random key is kept in the settings table. */
@@ -241,6 +244,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       bodyLimitBytes: e.CODEC_BODY_LIMIT_BYTES,
       slowLimitBytes: e.CODEC_SLOW_LIMIT_BYTES,
       outputLimitBytes: e.CODEC_OUTPUT_LIMIT_BYTES,
+      slowConcurrency: e.CODEC_SLOW_CONCURRENCY,
     },
     identity: { tokenSecret: e.IDENTITY_TOKEN_SECRET, tokenTtlDays: e.IDENTITY_TOKEN_TTL_DAYS },
     paymentLinks,

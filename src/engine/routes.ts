@@ -242,6 +242,7 @@ const PROBLEMS = {
   413: problemSchema,
   415: problemSchema,
   422: problemSchema,
+  503: problemSchema,
 };
 
 const OCTET = "application/octet-stream";

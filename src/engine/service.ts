@@ -106,6 +106,8 @@ export interface EngineLimits {
   bodyLimitBytes: number;
   slowLimitBytes: number;
   outputLimitBytes: number;
+  /** slow requests admitted at once (default 2) */
+  slowConcurrency?: number;
 }
 
 export interface Fingerprint {
@@ -205,6 +207,9 @@ export function codecProblem(err: CodecError): Problem {
 }
 
 export class EngineService {
+  /** slow codec requests in flight (admission control: see slow()) */
+  private inflight = 0;
+
   constructor(
     private readonly db: Kysely<Database>,
     readonly limits: EngineLimits,
@@ -290,6 +295,7 @@ export class EngineService {
         process: this.limits.slowLimitBytes,
       },
       output_limit_bytes: { fast_chambers: this.limits.outputLimitBytes, context_mixing: this.limits.slowLimitBytes },
+      slow_concurrency: this.limits.slowConcurrency ?? 2,
       larger: `labphi CLI (no limit) or a suite job (${SUITE_POINTER})`,
     };
   }
@@ -428,6 +434,29 @@ export class EngineService {
   }
 
   /**
+   * Admission control for slow codec work (CPU-bound, mostly on the event loop): at most
+   * `slowConcurrency` at once; more get 503 with Retry-After instead of piling up behind each other.
+   */
+  private async slow<T>(fn: () => Promise<T>): Promise<T> {
+    const max = this.limits.slowConcurrency ?? 2;
+    if (this.inflight >= max) {
+      throw new Problem(
+        503,
+        "codec_capacity_unavailable",
+        `The codec is busy with ${this.inflight} slow requests; retry in a few seconds, use level fast, or a suite job (${SUITE_POINTER}).`,
+        { retry_after_seconds: 2, suite: SUITE_POINTER },
+        { "Retry-After": "2" },
+      );
+    }
+    this.inflight++;
+    try {
+      return await fn();
+    } finally {
+      this.inflight--;
+    }
+  }
+
+  /**
    * Runs a decoder on caller-supplied bytes. The library promises CodecErrors only; anything else
    * on a hostile container is logged (a library bug) and answered as a malformed container, never a 500.
    */
@@ -465,6 +494,16 @@ export class EngineService {
     identity: Identity | null,
   ): Promise<CompressOut> {
     this.checkInput(bytes.length, options.level);
+    return options.level === "fast"
+      ? this.compressChecked(bytes, options, identity)
+      : this.slow(() => this.compressChecked(bytes, options, identity));
+  }
+
+  private async compressChecked(
+    bytes: Uint8Array,
+    options: { level: Level; chamber?: ChamberName | undefined; bare?: boolean | undefined; declared?: DeclaredType },
+    identity: Identity | null,
+  ): Promise<CompressOut> {
     const opts = {
       level: options.level,
       ...(options.chamber ? { chamber: options.chamber } : {}),
@@ -539,7 +578,8 @@ export class EngineService {
       );
     }
     const t0 = performance.now();
-    const out = await this.hostile(() => decompress(container, { maxOutputBytes: cap }));
+    const run = () => this.hostile(() => decompress(container, { maxOutputBytes: cap }));
+    const out = slow ? await this.slow(run) : await run();
     const took = ms(t0);
     await this.fire("decompress", info.chambers);
     return {
@@ -558,7 +598,7 @@ export class EngineService {
   /** omni vs gzip-9 and brotli-11 with a real round trip of each; ok only when every one round-trips. */
   async bench(bytes: Uint8Array, level: Level): Promise<BenchResult & { ok: boolean; verdict: string; level: Level }> {
     this.checkInput(bytes.length, "bench", "bench");
-    const r = await this.codec(() => bench(bytes, { levels: [level] }));
+    const r = await this.slow(() => this.codec(() => bench(bytes, { levels: [level] })));
     const failed = r.methods.filter((m) => !m.roundtrip).map((m) => m.method);
     return {
       ...r,
@@ -571,7 +611,7 @@ export class EngineService {
   /** Compress then decompress (timed), against gzip-9 and brotli-11; fires both barrels, records a print. */
   async process(bytes: Uint8Array, level: Level, identity: Identity | null) {
     this.checkInput(bytes.length, "bench", "process");
-    const r = await this.codec(() => bench(bytes, { levels: [level] }));
+    const r = await this.slow(() => this.codec(() => bench(bytes, { levels: [level] })));
     const omni = r.methods[0];
     if (!omni) throw new Problem(500, "internal_error", "bench returned no omni result");
     const peers = r.methods.slice(1);
@@ -615,6 +655,10 @@ export class EngineService {
 
   async classicCompress(bytes: Uint8Array, identity: Identity | null): Promise<ClassicOut> {
     this.checkInput(bytes.length, "max", "the classic engine");
+    return this.slow(() => this.classicNow(bytes, identity));
+  }
+
+  private async classicNow(bytes: Uint8Array, identity: Identity | null): Promise<ClassicOut> {
     const br = zlib.brotliCompressSync(bytes, {
       params: {
         [zlib.constants.BROTLI_PARAM_QUALITY]: 11,

@@ -509,3 +509,31 @@ describe.each(ENGINES)("codec endpoints (%s)", (engine) => {
     expect(tooBig.statusCode).toBe(413);
   });
 });
+
+describe("admission control for slow codec work", () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await testApp("sqlite", { CODEC_SLOW_CONCURRENCY: "1" });
+  });
+  afterAll(() => t.close());
+
+  it("answers 503 with Retry-After beyond CODEC_SLOW_CONCURRENCY, and frees the slot afterwards", async () => {
+    const data = Buffer.from(generate("walk", 4000, 8)).toString("base64");
+    const send = (level: string) =>
+      t.app.inject({ method: "POST", url: "/api/omni", payload: { op: "compress", data, encoding: "base64", level } });
+    const rs = await Promise.all([send("max"), send("max"), send("max"), send("max")]);
+    const codes = rs.map((r) => r.statusCode);
+    expect(codes).toContain(200);
+    expect(codes).toContain(503);
+    for (const r of rs.filter((x) => x.statusCode === 503)) {
+      expect(r.json().code).toBe("codec_capacity_unavailable");
+      expect(r.headers["retry-after"]).toBe("2");
+    }
+    // level fast is never gated
+    const fast = await Promise.all([send("fast"), send("fast"), send("fast")]);
+    expect(fast.map((r) => r.statusCode)).toEqual([200, 200, 200]);
+    // the slot is released (also after a refused request)
+    expect((await send("max")).statusCode).toBe(200);
+    expect((await t.app.inject({ method: "GET", url: "/api/omni" })).json().limits.slow_concurrency).toBe(1);
+  });
+});
