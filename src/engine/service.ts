@@ -4,10 +4,8 @@ import type { Kysely } from "kysely";
 import {
   type BenchResult,
   bench,
-  CHAMBER_NAMES,
   type ChamberName,
   CODEC_VERSION,
-  COMPRESS_CHAMBERS,
   CodecError,
   type CompressReport,
   compressWithReport,
@@ -472,8 +470,7 @@ export class EngineService {
   }
 
   profileOf(bytes: Uint8Array, declared?: DeclaredType) {
-    const p = profile(bytes, declared);
-    return p;
+    return profile(bytes, declared);
   }
 
   async routeOf(bytes: Uint8Array, level: Level, declared?: DeclaredType) {
@@ -722,5 +719,3 @@ function printOut(row: PrintRow): PrintOut {
     at: row.at,
   };
 }
-
-export { CHAMBER_NAMES, COMPRESS_CHAMBERS };

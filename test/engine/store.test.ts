@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { CHAMBER_NAMES, COMPRESS_CHAMBERS } from "../../src/codec/index.js";
 import type { Db } from "../../src/db/database.js";
-import { EngineService } from "../../src/engine/service.js";
+import { BARREL_CHAMBERS, EngineService } from "../../src/engine/service.js";
 import { engineStore } from "../../src/engine/store.js";
 import { ENGINES, freshDatabase } from "../support/databases.js";
 
@@ -66,5 +67,12 @@ describe.each(ENGINES)("barrel storage (%s)", (engine) => {
     for (const c of chambers) expect((after.compress.counts[c] ?? 0) - (before.compress.counts[c] ?? 0)).toBe(20);
     expect(after.compress.rotates - before.compress.rotates).toBeGreaterThan(0);
     expect(after.compress.rotates - before.compress.rotates).toBeLessThanOrEqual(80);
+  });
+});
+
+describe("barrel chamber lists", () => {
+  it("match the chambers the codec library has (spec order, same sets)", () => {
+    expect([...BARREL_CHAMBERS.decompress].sort()).toEqual([...CHAMBER_NAMES].sort());
+    expect([...BARREL_CHAMBERS.compress].sort()).toEqual([...COMPRESS_CHAMBERS].sort());
   });
 });
