@@ -755,6 +755,12 @@ export class X402Service {
       if ("replay" in result && result.replay) return this.replay(result.replay);
       if ("duplicate" in result && result.duplicate) return this.duplicateTx(row, tx);
       if (!("order" in result) || !result.order) throw new Error("x402: grant returned no order");
+      if (result.created) {
+        this.log.info(
+          { order_id: result.order.id, proof_key: row.proof_key, rail: row.rail, transaction: tx },
+          "x402 order granted",
+        );
+      }
       const fresh = (await proofStore.get(this.db, row.proof_key)) ?? row;
       return this.purchaseAnswer(result.order, fresh, response, result.created);
     } catch (err) {
