@@ -18,11 +18,15 @@ import {
 import { getSetComputeUnitLimitInstruction, getSetComputeUnitPriceInstruction } from "@solana-program/compute-budget";
 import { getTransferCheckedInstruction } from "@solana-program/token";
 import { x402Client } from "@x402/core/client";
+import { x402Facilitator } from "@x402/core/facilitator";
 import { encodePaymentSignatureHeader } from "@x402/core/http";
+import { toFacilitatorSvmSigner } from "@x402/svm";
 import { ExactSvmScheme } from "@x402/svm/exact/client";
+import { ExactSvmScheme as SvmFacilitatorScheme } from "@x402/svm/exact/facilitator";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Db } from "../../../src/db/database.js";
 import type { App } from "../../../src/http/types.js";
+import { startHttpFacilitator } from "../../support/chains/facilitator.js";
 import { type SvmChain, startLiteSvm } from "../../support/chains/svm.js";
 import { ENGINES, freshDatabase } from "../../support/databases.js";
 import { appOn, b64json, countRows, paymentRequired, paymentResponse, solanaKey } from "./helpers.js";
@@ -302,6 +306,37 @@ describe("x402 on Solana: refusals, fully signed transactions, timeouts", () => 
     } finally {
       await plain.close();
       await d2.close();
+    }
+  });
+
+  it("through a hosted facilitator: extra.feePayer comes from its /supported and it co-signs and settles", async () => {
+    const hostedFeePayer = await generateKeyPairSigner();
+    chain.svm.airdrop(hostedFeePayer.address, 5_000_000_000n as never);
+    const hosted = await startHttpFacilitator(
+      new x402Facilitator().register(
+        SOL_CAIP2 as never,
+        new SvmFacilitatorScheme(toFacilitatorSvmSigner(hostedFeePayer, { defaultRpcUrl: chain.rpcUrl })),
+      ),
+    );
+    const { db: d2 } = await freshDatabase("sqlite");
+    const viaHosted = await appOn(d2, {
+      PAY_TO_SOLANA: seller.address,
+      SOLANA_RPC_URL: chain.rpcUrl,
+      X402_FACILITATOR_URL: hosted.url,
+    });
+    try {
+      const challenge = (await post(viaHosted, { sku: "gao" })).json();
+      expect(challenge.accepts[0].extra).toEqual({ feePayer: hostedFeePayer.address });
+      const buyer = await chain.newFunded(5_000_000n);
+      const header = await stockPayment(viaHosted, buyer, { sku: "gao" });
+      const res = await post(viaHosted, { sku: "gao" }, { "PAYMENT-SIGNATURE": header });
+      expect(res.statusCode, res.body).toBe(200);
+      expect(hosted.calls.settle).toBe(1);
+      expect(await chain.usdcBalance(buyer.address)).toBe(4_000_000n);
+    } finally {
+      await viaHosted.close();
+      await d2.close();
+      await hosted.stop();
     }
   });
 
