@@ -50,10 +50,9 @@ function input(
   level: Level | "bench",
 ): Uint8Array {
   const text = requireData(data, op);
-  return decodeData(text, encoding, engine.inputLimit(level), (bytes) => {
-    engine.checkInput(bytes, level, level === "bench" ? op : `${op} at level ${level}`);
-    throw new Problem(413, "codec_input_too_large", "input too large");
-  });
+  return decodeData(text, encoding, engine.inputLimit(level), (bytes) =>
+    engine.tooLarge(bytes, level, level === "bench" ? op : `${op} at level ${level}`),
+  );
 }
 
 /** A container always travels as base64. */

@@ -445,10 +445,9 @@ export function engineRoutes(app: App, deps: { engine: EngineService; identities
           level = b.level ?? level;
           bare = b.bare ?? false;
           declared = b.type ?? undefined;
-          bytes = decodeData(b.data, b.encoding ?? "base64", engine.inputLimit(level), (n) => {
-            engine.checkInput(n, level);
-            throw new Error("unreachable");
-          });
+          bytes = decodeData(b.data, b.encoding ?? "base64", engine.inputLimit(level), (n) =>
+            engine.tooLarge(n, level),
+          );
           meta = { corpus: null, n: null, seed: null };
         }
         const r = await engine.compress(bytes, { level, bare, ...(declared ? { declared } : {}) }, identity);
@@ -557,10 +556,9 @@ export function engineRoutes(app: App, deps: { engine: EngineService; identities
         } else {
           const b = parseJson(dataBody, body);
           level = b.level ?? level;
-          bytes = decodeData(b.data, b.encoding ?? "base64", engine.inputLimit("bench"), (n) => {
-            engine.checkInput(n, "bench", "process");
-            throw new Error("unreachable");
-          });
+          bytes = decodeData(b.data, b.encoding ?? "base64", engine.inputLimit("bench"), (n) =>
+            engine.tooLarge(n, "bench", "process"),
+          );
         }
         reply.header("Cache-Control", "no-store");
         const r = await engine.process(bytes, level, identity);

@@ -306,8 +306,12 @@ export class EngineService {
   }
 
   checkInput(bytes: number, level: Level | "bench", what = `level ${level}`): void {
+    if (bytes > this.inputLimit(level)) this.tooLarge(bytes, level, what);
+  }
+
+  /** The 413 problem for an input over the level's limit; points to level fast, the CLI and suite jobs. */
+  tooLarge(bytes: number, level: Level | "bench", what = `level ${level}`): never {
     const limit = this.inputLimit(level);
-    if (bytes <= limit) return;
     const hint =
       level === "fast"
         ? ""
