@@ -537,3 +537,43 @@ describe("admission control for slow codec work", () => {
     expect((await t.app.inject({ method: "GET", url: "/api/omni" })).json().limits.slow_concurrency).toBe(1);
   });
 });
+
+describe("over a real socket", () => {
+  let t: TestApp;
+  let base: string;
+  beforeAll(async () => {
+    t = await testApp("sqlite");
+    base = await t.app.listen({ port: 0, host: "127.0.0.1" });
+  });
+  afterAll(() => t.close());
+
+  it("round-trips arbitrary bytes through /api/compress and /api/decompress with fetch", async () => {
+    const raw = new Uint8Array(4096).map((_, i) => (i * 131 + (i >> 3)) & 0xff);
+    const c = await fetch(`${base}/api/compress?level=fast`, {
+      method: "POST",
+      headers: { "content-type": "application/octet-stream" },
+      body: raw,
+    });
+    expect(c.status).toBe(200);
+    expect(c.headers.get("content-type")).toBe("application/octet-stream");
+    const container = new Uint8Array(await c.arrayBuffer());
+    expect(Number(c.headers.get("x-compressed-bytes"))).toBe(container.length);
+    expect(c.headers.get("access-control-expose-headers")).toMatch(/X-Compressed-Bytes/);
+    const d = await fetch(`${base}/api/decompress`, {
+      method: "POST",
+      headers: { "content-type": "application/octet-stream" },
+      body: container,
+    });
+    expect(d.status).toBe(200);
+    expect(Buffer.from(await d.arrayBuffer()).equals(Buffer.from(raw))).toBe(true);
+    const pre = await fetch(`${base}/api/omni`, {
+      method: "OPTIONS",
+      headers: {
+        origin: "https://example.com",
+        "access-control-request-method": "POST",
+        "access-control-request-headers": "x-identity-token, content-type",
+      },
+    });
+    expect(pre.headers.get("access-control-allow-headers")).toMatch(/X-Identity-Token/);
+  });
+});
