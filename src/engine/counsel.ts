@@ -16,13 +16,13 @@ export function describeData(dataClass: string, f: Feats): string {
     case "empty":
       return "No data: the input is empty.";
     case "int32":
-      return `An array of ${n(f.bytes / 4)} little-endian int32 values (${pct(f.int32Small)} within ±2^24), ${size}.`;
+      return `An array of ${n(Math.floor(f.bytes / 4))} little-endian int32 values (${pct(f.int32Small)} within ±2^24), ${size}.`;
     case "timestamps":
       return `A monotonic int32 sequence such as timestamps or ids (${pct(f.monotonic)} non-decreasing steps), ${size}.`;
     case "float64":
-      return `An array of ${n(f.bytes / 8)} float64 values (${pct(f.decimal)} of sampled values are short decimals), ${size}.`;
+      return `An array of ${n(Math.floor(f.bytes / 8))} float64 values (${pct(f.decimal)} of sampled values are short decimals), ${size}.`;
     case "float32":
-      return `An array of ${n(f.bytes / 4)} float32 values, ${size}.`;
+      return `An array of ${n(Math.floor(f.bytes / 4))} float32 values, ${size}.`;
     case "json":
       return `A JSON document, ${size} of UTF-8.`;
     case "csv":
@@ -57,7 +57,11 @@ export function compressCounsel(r: {
   const share = r.original_bytes ? r.compressed_bytes / r.original_bytes : 1;
   return {
     heart: describeData(r.data_class, r.feats),
-    brain: `The ${r.chamber} chamber won: ${r.reason}. ${n(r.original_bytes)} → ${n(r.compressed_bytes)} bytes (${pct(share)} of the input${r.bare ? ", bare stream without magic or checksum" : ", framed with a CRC-32 of the original"}). ${cap(LEVEL_TRADEOFF[r.level])}.`,
+    brain: `Chamber ${r.chamber} was kept — router: ${r.reason}. ${n(r.original_bytes)} → ${n(r.compressed_bytes)} bytes (${pct(share)} of the input${r.bare ? ", bare stream without magic or checksum" : ", framed with a CRC-32 of the original"}).${
+      r.compressed_bytes >= r.original_bytes
+        ? ` The input is too small or too random to shrink, so the container's header shows (never more than 16 bytes)${r.bare ? "" : "; bare mode drops the magic and checksum"}.`
+        : ""
+    } ${cap(LEVEL_TRADEOFF[r.level])}.`,
     cloak: cloak(
       r.print,
       "Lossless: the input was not rewritten, and the container was decoded back byte for byte before this answer.",

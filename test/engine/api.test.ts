@@ -352,7 +352,7 @@ describe.each(ENGINES)("codec endpoints (%s)", (engine) => {
     const o = (await web({ op: "compress", data: text, level: "fast" })).json();
     expect(o).toMatchObject({ op: "compress", engine: "omni", method: "omni", verified: true });
     expect(o.counsel.heart).toContain("JSON");
-    expect(o.counsel.brain).toContain(o.chamber);
+    expect(o.counsel.brain).toContain(`Chamber ${o.chamber} was kept`);
     expect(o.counsel.brain).toContain(String(o.compressed_bytes.toLocaleString("en-US")));
     expect(o.counsel.brain).toMatch(/level fast/i);
     expect(o.counsel.cloak).toMatch(/not stored/);
@@ -380,6 +380,9 @@ describe.each(ENGINES)("codec endpoints (%s)", (engine) => {
     expect(junk.statusCode).toBe(422);
     expect(junk.json().code).toBe("classic_stream_invalid");
 
+    const tiny = (await web({ op: "compress", data: "hi", level: "fast" })).json();
+    expect(tiny.compressed_bytes).toBeGreaterThan(2);
+    expect(tiny.counsel.brain).toMatch(/too small or too random/);
     const withPrint = (
       await web({ op: "compress", data: text, level: "fast" }, { authorization: `Bearer ${token}` })
     ).json();
