@@ -175,7 +175,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
   licenseRoutes(app, { licenses: new LicenseService(db.kysely, catalog) });
   cardRoutes(app, { card });
   claimRoutes(app, { claims });
-  x402Routes(app, { x402, config });
+  x402Routes(app, { x402, config, requireAdmin });
   adminRoutes(app, { db: db.kysely, orders, claims, card, requireAdmin });
   payPages(app, { catalog, config, card, claims });
   paymentsMatrixRoutes(app, { config, catalog, routes });

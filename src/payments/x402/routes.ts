@@ -1,5 +1,6 @@
 import { z } from "zod";
 import type { Config } from "../../config.js";
+import type { AdminGuard } from "../../http/admin-auth.js";
 import { problemSchema } from "../../http/problem.js";
 import type { App } from "../../http/types.js";
 import { ATOMIC_UNITS_NOTE, CLIENT_CAP_NOTE, PAID_OPERATIONS } from "./discovery.js";
@@ -77,7 +78,7 @@ export function x402PaymentInfo(config: Config) {
   };
 }
 
-export function x402Routes(app: App, deps: { x402: X402Service; config: Config }) {
+export function x402Routes(app: App, deps: { x402: X402Service; config: Config; requireAdmin?: AdminGuard }) {
   const { x402, config } = deps;
 
   app.register(async (scope) => {
@@ -167,5 +168,73 @@ export function x402Routes(app: App, deps: { x402: X402Service; config: Config }
           .join("\n"),
       };
     },
+  );
+
+  const requireAdmin = deps.requireAdmin;
+  if (!requireAdmin) return;
+  const proofState = z.enum(["reserved", "settling", "settled", "granted", "failed", "pending_unknown"]);
+  app.get(
+    "/api/admin/x402/proofs",
+    {
+      preHandler: (request) => requireAdmin(request),
+      schema: {
+        summary: "The x402 proof ledger (operator): states, settlement transactions, errors",
+        tags: ["admin", "x402"],
+        security: [{ adminBearer: [] }],
+        querystring: z.object({
+          state: proofState.optional(),
+          limit: z.coerce.number().int().min(1).max(500).default(50),
+          offset: z.coerce.number().int().min(0).max(1_000_000).default(0),
+        }),
+        response: {
+          200: z.object({
+            total: z.number().int(),
+            items: z.array(
+              z.object({
+                proof_key: z.string(),
+                kind: z.string(),
+                rail: z.string(),
+                network: z.string(),
+                sku: z.string(),
+                amount_units: z.string(),
+                payer: z.string().nullable(),
+                state: proofState,
+                settlement_tx: z.string().nullable(),
+                expected_tx: z.string().nullable(),
+                order_id: z.string().nullable(),
+                error_reason: z.string().nullable(),
+                error_detail: z.string().nullable(),
+                attempts: z.number().int(),
+                created_at: z.string(),
+                updated_at: z.string(),
+                settled_at: z.string().nullable(),
+              }),
+            ),
+          }),
+          401: problemSchema,
+          503: problemSchema,
+        },
+      },
+    },
+    async (request) => x402.listProofs(request.query),
+  );
+
+  app.post(
+    "/api/admin/x402/reconcile",
+    {
+      preHandler: (request) => requireAdmin(request),
+      schema: {
+        summary: "Run an x402 reconciliation pass now (operator)",
+        tags: ["admin", "x402"],
+        security: [{ adminBearer: [] }],
+        body: z.object({}).nullish(),
+        response: {
+          200: z.object({ examined: z.number().int(), granted: z.number().int(), failed: z.number().int() }),
+          401: problemSchema,
+          503: problemSchema,
+        },
+      },
+    },
+    async () => x402.reconcile({ startup: false }),
   );
 }

@@ -24,7 +24,7 @@ import {
   signatureStatus,
   svmMessageHash,
 } from "./svm.js";
-import type { PaymentProofRow } from "./tables.js";
+import type { PaymentProofRow, ProofState } from "./tables.js";
 
 /**
  * Agent purchases over x402: challenge, proof checks, settlement, exactly-once grant,
@@ -830,6 +830,33 @@ export class X402Service {
     }
     if (check.status === "pending") return { status: "pending", transaction: state.tx, detail: check.detail };
     return { status: "failed", reason: check.reason, detail: check.detail, transaction: state.tx };
+  }
+
+  /** Operator view of the proof ledger (no payloads: they are bearer payment authorizations). */
+  async listProofs(q: { state?: ProofState; limit: number; offset: number }) {
+    const { total, items } = await proofStore.list(this.db, q);
+    return {
+      total,
+      items: items.map((r) => ({
+        proof_key: r.proof_key,
+        kind: r.kind,
+        rail: r.rail,
+        network: r.network,
+        sku: r.sku,
+        amount_units: r.amount_units,
+        payer: r.payer,
+        state: r.state,
+        settlement_tx: r.settlement_tx,
+        expected_tx: r.expected_tx,
+        order_id: r.order_id,
+        error_reason: r.error_reason,
+        error_detail: r.error_detail,
+        attempts: r.attempts,
+        created_at: r.created_at,
+        updated_at: r.updated_at,
+        settled_at: r.settled_at,
+      })),
+    };
   }
 
   /**

@@ -74,6 +74,23 @@ export const proofStore = {
       .execute();
   },
 
+  async list(
+    db: Executor,
+    q: { state?: ProofState; limit: number; offset: number },
+  ): Promise<{ total: number; items: PaymentProofRow[] }> {
+    let query = db.selectFrom("payment_proofs");
+    if (q.state) query = query.where("state", "=", q.state);
+    const total = await query.select((eb) => eb.fn.countAll<number | string>().as("n")).executeTakeFirstOrThrow();
+    const items = await query
+      .selectAll()
+      .orderBy("created_at", "desc")
+      .orderBy("proof_key")
+      .limit(q.limit)
+      .offset(q.offset)
+      .execute();
+    return { total: Number(total.n), items };
+  },
+
   async recordAttempt(db: Executor, attempt: Omit<SettlementAttemptRow, "id" | "at">): Promise<void> {
     await db
       .insertInto("settlement_attempts")

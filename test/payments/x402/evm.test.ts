@@ -553,6 +553,31 @@ describe("x402 on Base: refusals, timeouts, crashes, facilitators", () => {
     }
   });
 
+  it("operators see the proof ledger and can run a reconciliation pass (ADMIN_TOKEN)", async () => {
+    const auth = { authorization: "Bearer admin-token-0123456789" };
+    expect((await app.inject({ method: "GET", url: "/api/admin/x402/proofs" })).statusCode).toBe(401);
+    const list = await app.inject({
+      method: "GET",
+      url: "/api/admin/x402/proofs?state=granted&limit=5",
+      headers: auth,
+    });
+    expect(list.statusCode).toBe(200);
+    const body = list.json();
+    expect(body.total).toBeGreaterThan(0);
+    expect(body.items.length).toBeLessThanOrEqual(5);
+    for (const item of body.items) {
+      expect(item.state).toBe("granted");
+      expect(item.order_id).toMatch(/^ord_/);
+      expect(item).not.toHaveProperty("payload");
+    }
+    expect(
+      (await app.inject({ method: "GET", url: "/api/admin/x402/proofs?state=nope", headers: auth })).statusCode,
+    ).toBe(400);
+    const pass = await app.inject({ method: "POST", url: "/api/admin/x402/reconcile", headers: auth });
+    expect(pass.statusCode).toBe(200);
+    expect(pass.json()).toMatchObject({ examined: expect.any(Number), granted: expect.any(Number) });
+  });
+
   it("refuses to start when BASE_RPC_URL's chain id is not BASE_CHAIN_ID (8453 unless set)", async () => {
     await expect(appOn(db, env({ BASE_CHAIN_ID: "84532" }))).rejects.toThrow(
       /BASE_RPC_URL serves chain id 8453, but the Base rail needs 84532/,
