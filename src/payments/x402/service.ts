@@ -10,6 +10,7 @@ import type { Database } from "../../db/schema.js";
 import { badRequest, conflict, Problem, unavailable } from "../../http/problem.js";
 import type { OrderService } from "../../orders/service.js";
 import type { OrderRow } from "../../orders/tables.js";
+import { claimStore } from "../manual/store.js";
 import { authorizationOutcome, balanceOf, checkTransferTx, precheckEip3009, type Rejection } from "./evm.js";
 import { type Eip3009Payload, type ParsedProof, parsePaymentHeader } from "./proof.js";
 import { centsToAtomic, MAX_TIMEOUT_SECONDS, SOLANA_MAINNET_CAIP2, type X402Rail } from "./rails.js";
@@ -421,6 +422,15 @@ export class X402Service {
       if (check.status === "pending")
         return { pending: this.pendingAnswer("transaction_not_confirmed", check.detail, "unconfirmed") };
       if (check.status === "failed") throw this.refusal(product, check);
+      // The same transfer may already be claimed on the manual EVM rail: one transaction, one order.
+      const claimed = await claimStore.byTxKey(this.db, `evm:${proof.txHash.toLowerCase()}`);
+      if (claimed && claimed.state !== "rejected") {
+        throw conflict(
+          "tx_already_used",
+          "This transaction is already claimed as a manual payment; a transaction pays for one order only.",
+          { claim_state: claimed.state },
+        );
+      }
       return {
         proofKey: `evm:${chainId}:tx:${proof.txHash}:${check.logIndex}`,
         payer: check.from.toLowerCase(),

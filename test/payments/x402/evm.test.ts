@@ -319,6 +319,39 @@ describe.each(ENGINES)("x402 on Base (anvil, chain 8453) — %s", (engine) => {
     expect(unknown.json().code).toBe("invalid_transaction_not_found");
   });
 
+  it("a transfer already claimed on the manual EVM rail cannot also buy through x402 (409 tx_already_used)", async () => {
+    const buyer = await chain.newBuyer(30_000_000n);
+    const hash = await chain.wallet.writeContract({
+      address: BASE_USDC,
+      abi: parseAbi(["function transfer(address,uint256) returns (bool)"]),
+      functionName: "transfer",
+      args: [seller, 29_000_000n],
+      account: privateKeyToAccount(buyer.key),
+      chain: chain.wallet.chain,
+    });
+    await chain.publicClient.waitForTransactionReceipt({ hash });
+    const claim = await app.inject({
+      method: "POST",
+      url: "/api/claims",
+      payload: {
+        sku: "sponsor",
+        email: "buyer@example.com",
+        rail: "crypto_manual_evm",
+        tx: hash.toUpperCase().replace("0X", "0x"),
+      },
+    });
+    expect(claim.statusCode, claim.body).toBeLessThan(300);
+    const res = await post(app, { sku: "sponsor" }, { "X-PAYMENT": hash });
+    expect(res.statusCode, res.body).toBe(409);
+    expect(res.json().code).toBe("tx_already_used");
+    const orders = await app.services.db.kysely
+      .selectFrom("orders")
+      .selectAll()
+      .where("transaction_ref", "=", hash)
+      .execute();
+    expect(orders).toHaveLength(0);
+  });
+
   it("§7.12 a distinct proof whose settlement transaction is already recorded is refused (unique settlement_tx)", async () => {
     const buyer = await chain.newBuyer(5_000_000n);
     const header = await payHeader(app, buyer.key, { sku: "gao" });
