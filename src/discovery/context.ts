@@ -46,7 +46,7 @@ export function buildContext(sources: ContextSources): DiscoveryContext {
     baseUrl: config.baseUrl,
     routes: sources.routes(),
     hasRoute,
-    x402: x402Discovery(config, catalog),
+    x402: x402Discovery(config, catalog, hasRoute),
     matrix: paymentsMatrix({ config, catalog, hasRoute }),
     clientCapCents: dollarsToCents(String(DEFAULT_MAX_AMOUNT_PER_PAYMENT)),
   };

@@ -1,3 +1,4 @@
+import { DEFAULT_MAX_AMOUNT_PER_PAYMENT } from "@x402/core/client";
 import { Catalog } from "../../catalog/service.js";
 import type { Config } from "../../config.js";
 import { CLIENT_COMPAT, centsToAtomic, MAX_TIMEOUT_SECONDS, USDC_DECIMALS, X402_HEADERS, x402Rails } from "./rails.js";
@@ -30,8 +31,10 @@ export const PAID_OPERATIONS = [
 export const ATOMIC_UNITS_NOTE =
   'Amounts (`maxAmountRequired` in the 402 body, `amount` in PAYMENT-REQUIRED) are USDC atomic units as decimal strings: USDC has 6 decimals on Base and Solana, so 1 cent = 10,000 units and 1.00 USD = "1000000". Never floats.';
 
-export const CLIENT_CAP_NOTE =
-  "Stock x402 v2 clients (@x402/core x402Client, @x402/fetch) refuse to pay more than $1 (1,000,000 units) per payment by default; an agent's operator must raise the cap (setSpendControls({ maxAmountPerPayment })) to buy SKUs above $1. gao-entry ($1.00) fits the default cap.";
+/** The default per-payment cap of stock x402 v2 clients, read from @x402/core (e.g. "$1"). */
+export const STOCK_CLIENT_CAP = String(DEFAULT_MAX_AMOUNT_PER_PAYMENT);
+
+export const CLIENT_CAP_NOTE = `Stock x402 v2 clients (@x402/core x402Client, @x402/fetch) refuse to pay more than ${STOCK_CLIENT_CAP} per payment by default; an agent's operator must raise the cap (setSpendControls({ maxAmountPerPayment })) to buy SKUs priced above it.`;
 
 export const PROOF_KINDS = {
   base: [
