@@ -4,6 +4,7 @@ import type { Kysely } from "kysely";
 import {
   type BenchResult,
   bench,
+  CHAMBER_NAMES,
   type ChamberName,
   CODEC_VERSION,
   CodecError,
@@ -70,26 +71,13 @@ export const BARREL_REST = "zrw";
 export const BARREL_INITIAL = "general";
 
 /**
- * Chambers whose decoders run at typed-transform or backend speed (tens of MB/s or more). Every
- * other chamber (text, json_keys, json_residual: context mixing at level max, and any unknown one)
- * is treated as slow: its output over HTTP is capped at the slow limit.
+ * Chambers that may decode with context mixing (level max): about as slow to decode as to encode,
+ * so their output over HTTP is capped at the slow limit. Every other chamber decodes at
+ * typed-transform or backend speed; a name the library does not know counts as slow.
  */
-const FAST_DECODE = new Set<string>([
-  "high_entropy",
-  "general",
-  "zrw",
-  "float",
-  "delta",
-  "zrw-v5",
-  "zrw-v5-chunked",
-  "zrw-v5-delta",
-  "zrw-v5-stride8",
-  "zrw-v5-stride16",
-  "zrw-v5-stride32",
-  "zrw-v5-dark-attractor",
-  "zrw-v5-dark-detractor",
-  "legacy",
-]);
+const SLOW_DECODE = new Set<string>(["text", "json_keys", "json_residual"]);
+const isSlowDecode = (chamber: string) =>
+  SLOW_DECODE.has(chamber) || !(CHAMBER_NAMES as readonly string[]).includes(chamber);
 
 export const LEVEL_TRADEOFF: Record<Level, string> = {
   max: "level max: the strongest models (context mixing allowed); text and JSON decode about as slowly as they encode",
@@ -568,7 +556,7 @@ export class EngineService {
     const info: Inspection = await this.hostile(() =>
       inspect(container, { maxOutputBytes: this.limits.outputLimitBytes }),
     );
-    const slow = info.chambers.some((c) => !FAST_DECODE.has(c));
+    const slow = info.chambers.some(isSlowDecode);
     const cap = slow ? this.limits.slowLimitBytes : this.limits.outputLimitBytes;
     if (info.original_bytes > cap) {
       throw new Problem(

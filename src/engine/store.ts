@@ -1,5 +1,6 @@
 import { sql } from "kysely";
 import { nowIso } from "../db/database.js";
+import { paged } from "../db/paginate.js";
 import type { Executor } from "../orders/store.js";
 import type { BarrelCountRow, BarrelRow, Direction, PrintRow } from "./tables.js";
 
@@ -62,14 +63,13 @@ export const engineStore = {
     page: { limit: number; offset: number },
   ): Promise<{ total: number; items: PrintRow[] }> {
     const base = db.selectFrom("engine_prints").where("identity_id", "=", identityId);
-    const total = await base.select((eb) => eb.fn.countAll<number | string>().as("n")).executeTakeFirstOrThrow();
-    const items = await base
-      .selectAll()
-      .orderBy("at", "desc")
-      .orderBy("id", "desc")
-      .limit(page.limit)
-      .offset(page.offset)
-      .execute();
-    return { total: Number(total.n), items };
+    return paged<PrintRow>(
+      base,
+      [
+        ["at", "desc"],
+        ["id", "desc"],
+      ],
+      page,
+    );
   },
 };

@@ -1,4 +1,5 @@
 import type { Kysely, Transaction } from "kysely";
+import { matching, paged } from "../db/paginate.js";
 import type { Database } from "../db/schema.js";
 import type { OrderRow } from "./tables.js";
 
@@ -58,25 +59,14 @@ export const orderStore = {
     if (q.sku) query = query.where("sku", "=", q.sku);
     if (q.status) query = query.where("status", "=", q.status as OrderRow["status"]);
     if (q.rail) query = query.where("rail", "=", q.rail);
-    if (q.search) {
-      const like = `%${q.search.toLowerCase()}%`;
-      query = query.where((eb) =>
-        eb.or([
-          eb(eb.fn("lower", ["email"]), "like", like),
-          eb(eb.fn("lower", ["id"]), "like", like),
-          eb(eb.fn("lower", ["agent_id"]), "like", like),
-          eb(eb.fn("lower", ["transaction_ref"]), "like", like),
-        ]),
-      );
-    }
-    const total = await query.select((eb) => eb.fn.countAll<number | string>().as("n")).executeTakeFirstOrThrow();
-    const items = await query
-      .selectAll()
-      .orderBy("created_at", "desc")
-      .orderBy("id")
-      .limit(q.limit)
-      .offset(q.offset)
-      .execute();
-    return { total: Number(total.n), items };
+    query = matching(query, ["email", "id", "agent_id", "transaction_ref"], q.search);
+    return paged<OrderRow>(
+      query,
+      [
+        ["created_at", "desc"],
+        ["id", "asc"],
+      ],
+      q,
+    );
   },
 };

@@ -1,3 +1,4 @@
+import { matching, paged } from "../../db/paginate.js";
 import type { Executor } from "../../orders/store.js";
 import type { CardRefundRow, CardSessionRow, CardSessionStatus, WebhookEventRow } from "./tables.js";
 
@@ -125,24 +126,14 @@ export const cardStore = {
     let query = db.selectFrom("webhook_events");
     if (q.type) query = query.where("type", "=", q.type);
     if (q.unprocessed) query = query.where("processed_at", "is", null);
-    if (q.search) {
-      const like = `%${q.search.toLowerCase()}%`;
-      query = query.where((eb) =>
-        eb.or([
-          eb(eb.fn("lower", ["id"]), "like", like),
-          eb(eb.fn("lower", ["object_id"]), "like", like),
-          eb(eb.fn("lower", ["outcome"]), "like", like),
-        ]),
-      );
-    }
-    const total = await query.select((eb) => eb.fn.countAll<number | string>().as("n")).executeTakeFirstOrThrow();
-    const items = await query
-      .selectAll()
-      .orderBy("received_at", "desc")
-      .orderBy("id")
-      .limit(q.limit)
-      .offset(q.offset)
-      .execute();
-    return { total: Number(total.n), items };
+    query = matching(query, ["id", "object_id", "outcome"], q.search);
+    return paged<WebhookEventRow>(
+      query,
+      [
+        ["received_at", "desc"],
+        ["id", "asc"],
+      ],
+      q,
+    );
   },
 };

@@ -1,3 +1,4 @@
+import { matching, paged } from "../../db/paginate.js";
 import type { Executor } from "../../orders/store.js";
 import type { ClaimRow, ClaimState } from "./tables.js";
 
@@ -48,26 +49,14 @@ export const claimStore = {
     let query = db.selectFrom("claims");
     if (q.state) query = query.where("state", "=", q.state as ClaimState);
     if (q.rail) query = query.where("rail", "=", q.rail);
-    if (q.search) {
-      const like = `%${q.search.toLowerCase()}%`;
-      query = query.where((eb) =>
-        eb.or([
-          eb(eb.fn("lower", ["id"]), "like", like),
-          eb(eb.fn("lower", ["email"]), "like", like),
-          eb(eb.fn("lower", ["tx_ref"]), "like", like),
-          eb(eb.fn("lower", ["company"]), "like", like),
-          eb(eb.fn("lower", ["sku"]), "like", like),
-        ]),
-      );
-    }
-    const total = await query.select((eb) => eb.fn.countAll<number | string>().as("n")).executeTakeFirstOrThrow();
-    const items = await query
-      .selectAll()
-      .orderBy("created_at", "desc")
-      .orderBy("id")
-      .limit(q.limit)
-      .offset(q.offset)
-      .execute();
-    return { total: Number(total.n), items };
+    query = matching(query, ["id", "email", "tx_ref", "company", "sku"], q.search);
+    return paged<ClaimRow>(
+      query,
+      [
+        ["created_at", "desc"],
+        ["id", "asc"],
+      ],
+      q,
+    );
   },
 };

@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { paged } from "../../db/paginate.js";
 import type { Executor } from "../../orders/store.js";
 import type { PaymentProofRow, ProofState, SettlementAttemptRow } from "./tables.js";
 
@@ -80,15 +81,14 @@ export const proofStore = {
   ): Promise<{ total: number; items: PaymentProofRow[] }> {
     let query = db.selectFrom("payment_proofs");
     if (q.state) query = query.where("state", "=", q.state);
-    const total = await query.select((eb) => eb.fn.countAll<number | string>().as("n")).executeTakeFirstOrThrow();
-    const items = await query
-      .selectAll()
-      .orderBy("created_at", "desc")
-      .orderBy("proof_key")
-      .limit(q.limit)
-      .offset(q.offset)
-      .execute();
-    return { total: Number(total.n), items };
+    return paged<PaymentProofRow>(
+      query,
+      [
+        ["created_at", "desc"],
+        ["proof_key", "asc"],
+      ],
+      q,
+    );
   },
 
   async recordAttempt(db: Executor, attempt: Omit<SettlementAttemptRow, "id" | "at">): Promise<void> {
