@@ -124,3 +124,12 @@ describe("inputs are never modified", () => {
     }
   });
 });
+
+describe("crc32", () => {
+  it("the JS fallback equals the native one", async () => {
+    const { crc32js } = await import("../../src/codec/format/crc32.js");
+    const data = new Uint8Array(10007).map((_, i) => (i * 31 + 7) & 255);
+    expect(crc32js(data)).toBe(zlib.crc32(data));
+    expect(crc32js(data.subarray(3, 1000), 12345)).toBe(zlib.crc32(data.subarray(3, 1000), 12345));
+  });
+});

@@ -7,11 +7,14 @@ export function asInt32(bytes: Uint8Array): Int32Array {
 }
 export function int32Bytes(values: ArrayLike<number>, n: number): Uint8Array {
   const out = new Int32Array(n);
+  let bad = 0;
   for (let i = 0; i < n; i++) {
     const v = values[i]!;
-    if (v > 2147483647 || v < -2147483648) fail("codec_corrupt", "decoded value outside int32");
-    out[i] = v;
+    const x = v | 0;
+    bad |= x === v ? 0 : 1;
+    out[i] = x;
   }
+  if (bad) fail("codec_corrupt", "decoded value outside int32");
   return new Uint8Array(out.buffer);
 }
 export function checkLen(out: Uint8Array, rawLen: number): Uint8Array {

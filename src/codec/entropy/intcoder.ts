@@ -1,6 +1,6 @@
 import { fail } from "../errors.js";
 import { ByteReader, ByteWriter } from "../format/varint.js";
-import { BitReader, BitWriter } from "./bitio.js";
+import { BitWriter } from "./bitio.js";
 import { ransDecode, ransDecodeCtx, ransEncode, ransEncodeCtx } from "./rans.js";
 
 /**
@@ -216,14 +216,7 @@ function decodeResiduals(r: ByteReader, n: number, depth: number, kind: number):
     const tokBlock = r.block();
     const bitBlock = r.block();
     const toks = ransDecode(new ByteReader(tokBlock), n, TOKENS);
-    const bits = new BitReader(bitBlock);
-    for (let i = 0; i < n; i++) {
-      const t = toks[i]!;
-      const nb = TOK_BITS[t]!;
-      const z = nb === 0 ? t : TOK_BASE[t]! + bits.read(nb);
-      out[i] = z % 2 === 1 ? -(z + 1) / 2 : z / 2;
-    }
-    bits.end();
+    tokensToValues(toks, bitBlock, out);
     return out;
   }
   if (kind === 4) {
@@ -231,14 +224,7 @@ function decodeResiduals(r: ByteReader, n: number, depth: number, kind: number):
     const tokBlock = r.block();
     const bitBlock = r.block();
     const toks = ransDecodeCtx(new ByteReader(tokBlock), n, alpha, TOK_CLASS, NCTX);
-    const bits = new BitReader(bitBlock);
-    for (let i = 0; i < n; i++) {
-      const t = toks[i]!;
-      const nb = TOK_BITS[t]!;
-      const z = nb === 0 ? t : TOK_BASE[t]! + bits.read(nb);
-      out[i] = z % 2 === 1 ? -(z + 1) / 2 : z / 2;
-    }
-    bits.end();
+    tokensToValues(toks, bitBlock, out);
     return out;
   }
   if (kind === 3 && depth === 0) {
@@ -256,6 +242,52 @@ function decodeResiduals(r: ByteReader, n: number, depth: number, kind: number):
     return out;
   }
   return fail("codec_corrupt", `unknown residual kind ${kind}`);
+}
+
+/** tokens + LSB-first raw bits → signed residuals (inlined bit reader: the hot decode loop) */
+function tokensToValues(toks: ArrayLike<number>, bits: Uint8Array, out: Float64Array): void {
+  const n = out.length;
+  let acc = 0;
+  let cnt = 0;
+  let p = 0;
+  const end = bits.length;
+  for (let i = 0; i < n; i++) {
+    const t = toks[i]!;
+    const nb = TOK_BITS[t]!;
+    let z: number;
+    if (nb === 0) z = t;
+    else if (nb <= 24) {
+      while (cnt < nb) {
+        acc |= (p < end ? bits[p]! : 0) << cnt;
+        p++;
+        cnt += 8;
+      }
+      z = TOK_BASE[t]! + (acc & ((1 << nb) - 1));
+      acc >>>= nb;
+      cnt -= nb;
+    } else {
+      // wide values: 24 bits at a time
+      let v = 0;
+      let mul = 1;
+      let left = nb;
+      while (left > 0) {
+        const k = Math.min(24, left);
+        while (cnt < k) {
+          acc |= (p < end ? bits[p]! : 0) << cnt;
+          p++;
+          cnt += 8;
+        }
+        v += (acc & ((1 << k) - 1)) * mul;
+        acc >>>= k;
+        cnt -= k;
+        mul *= 16777216;
+        left -= k;
+      }
+      z = TOK_BASE[t]! + v;
+    }
+    out[i] = z % 2 === 1 ? -(z + 1) / 2 : z / 2;
+  }
+  if (p > end) fail("codec_corrupt", "raw bit stream overrun");
 }
 
 function decodeIntsInner(r: ByteReader, n: number, depth: number): Float64Array {

@@ -238,18 +238,22 @@ export function ransDecodeCtx(
   maxCtx: number,
 ): Uint16Array {
   const nctx = r.uvarintMax(maxCtx, "context count");
-  const tabs: { freqs: Uint32Array; start: Uint32Array; look: Uint16Array; alphabet: number }[] = [];
+  // flat tables: context k uses look[k*M …], freqs/start[k*maxAlphabet …]
+  const look = new Uint16Array(nctx * M);
+  const freqs = new Uint32Array(nctx * maxAlphabet);
+  const start = new Uint32Array(nctx * maxAlphabet);
+  const used = new Uint8Array(nctx);
   for (let k = 0; k < nctx; k++) {
-    const { freqs, alphabet } = readFreqs(r, maxAlphabet);
-    const start = new Uint32Array(alphabet);
-    const look = new Uint16Array(alphabet ? M : 0);
+    const t = readFreqs(r, maxAlphabet);
+    used[k] = t.alphabet > 0 ? 1 : 0;
     let acc = 0;
-    for (let s = 0; s < alphabet; s++) {
-      start[s] = acc;
-      look.fill(s, acc, acc + freqs[s]!);
-      acc += freqs[s]!;
+    for (let s = 0; s < t.alphabet; s++) {
+      const f = t.freqs[s]!;
+      freqs[k * maxAlphabet + s] = f;
+      start[k * maxAlphabet + s] = acc;
+      look.fill(s, k * M + acc, k * M + acc + f);
+      acc += f;
     }
-    tabs.push({ freqs, start, look, alphabet });
   }
   const out = new Uint16Array(n);
   if (n === 0) return out;
@@ -259,20 +263,19 @@ export function ransDecodeCtx(
   const len = r.uvarintMax(r.remaining, "rANS stream length");
   const buf = r.bytes(len);
   let p = 0;
-  let prev = 0;
+  let c = 0;
   for (let i = 0; i < n; i++) {
-    const c = i === 0 ? 0 : cls[prev]!;
-    const t = tabs[c];
-    if (!t || t.alphabet === 0) fail("codec_corrupt", "symbol in an empty context");
+    if (c >= nctx || used[c] === 0) fail("codec_corrupt", "symbol in an empty context");
     let x = i & 1 ? x1 : x0;
     const slot = x & MASK;
-    const s = t.look[slot]!;
-    x = t.freqs[s]! * (x >>> SCALE_BITS) + slot - t.start[s]!;
+    const s = look[c * M + slot]!;
+    const fi = c * maxAlphabet + s;
+    x = freqs[fi]! * (x >>> SCALE_BITS) + slot - start[fi]!;
     while (x < L) x = ((x << 8) | buf[p++]!) >>> 0;
     if (i & 1) x1 = x;
     else x0 = x;
     out[i] = s;
-    prev = s;
+    c = cls[s]!;
     if (p > buf.length) break;
   }
   if (p !== buf.length || x0 !== L || x1 !== L) fail("codec_corrupt", "rANS stream inconsistent");

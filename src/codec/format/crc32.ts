@@ -1,3 +1,5 @@
+import zlib from "node:zlib";
+
 /** CRC-32 (IEEE 802.3, reflected, as in gzip/zip/PNG), slicing-by-4. */
 const T = new Int32Array(1024);
 for (let n = 0; n < 256; n++) {
@@ -13,7 +15,14 @@ for (let n = 0; n < 256; n++) {
   }
 }
 
+const native = (zlib as { crc32?: (d: Uint8Array, v?: number) => number }).crc32;
+
+/** CRC-32 of data; node:zlib's native crc32 when present (Node ≥ 20.15), else the JS version */
 export function crc32(data: Uint8Array, seed = 0): number {
+  return native ? native(data, seed) >>> 0 : crc32js(data, seed);
+}
+
+export function crc32js(data: Uint8Array, seed = 0): number {
   let c = ~seed;
   let i = 0;
   const n = data.length;

@@ -48,7 +48,9 @@ export function routeProfile(p: Profile, level: Level): Route {
       why = `${p.data_class === "csv" ? "CSV / delimited" : "UTF-8"} text (${pct(f.printable)} printable)`;
       break;
     case "high_entropy":
-      cands = f.h0 > 7.99 || f.magic ? ["high_entropy"] : ["high_entropy", "general"];
+      // stored first (fast level); general too, since weakly compressed formats (PNG, PDF)
+      // still shrink and brotli/xz expand incompressible data by only a few bytes
+      cands = ["high_entropy", "general"];
       why = `already compressed or random (order-0 entropy ${f.h0} bits/byte${f.magic ? `, ${f.magic} signature` : ""})`;
       break;
     default:

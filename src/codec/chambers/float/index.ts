@@ -102,10 +102,10 @@ export const float: Chamber = {
     const raw = r.bytes(k * width);
     if (r.remaining !== 0) fail("codec_corrupt", "trailing bytes in float payload");
     const out = new Uint8Array(rawLen);
-    const dv = new DataView(out.buffer);
     const p = POW10[e]!;
-    if (width === 8) for (let i = 0; i < n; i++) dv.setFloat64(i * 8, ints[i]! / p, true);
-    else for (let i = 0; i < n; i++) dv.setFloat32(i * 4, ints[i]! / p, true);
+    // typed views are little-endian on every platform Node supports (x64, arm64)
+    const view = width === 8 ? new Float64Array(out.buffer) : new Float32Array(out.buffer);
+    for (let i = 0; i < n; i++) view[i] = ints[i]! / p;
     let pos = -1;
     for (let j = 0; j < k; j++) {
       pos += gaps[j]! + 1;
