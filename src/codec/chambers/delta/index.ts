@@ -25,12 +25,16 @@ export const delta: Chamber = {
   name: "delta",
   summary: "monotonic sequences / timestamps: delta or delta-of-delta, zero runs, rANS",
   accepts: (b) => b.length % 4 === 0,
-  async encode(input) {
+  async encode(input, ctx) {
     if (input.length % 4 !== 0) return null;
     const v = asInt32(input);
-    let best = { params: Uint8Array.of(4), payload: encodeInts(v, v.length, { transforms: [1, 2] }) };
-    // int64 interpretation (epoch milliseconds and the like)
-    const wide = readI64(input);
+    const fast = ctx.level === "fast";
+    let best = {
+      params: Uint8Array.of(4),
+      payload: encodeInts(v, v.length, fast ? { transforms: [1], fast } : { transforms: [1, 2] }),
+    };
+    // int64 interpretation (epoch milliseconds and the like); skipped at level fast
+    const wide = fast ? null : readI64(input);
     if (wide) {
       const p = encodeInts(wide, wide.length, { transforms: [1, 2] });
       if (p.length < best.payload.length) best = { params: Uint8Array.of(8), payload: p };
