@@ -59,6 +59,11 @@ export interface DecompressOptions {
   maxExpansionRatio?: number;
   /** outputs up to this size are allowed whatever the ratio (default 1 MiB) */
   ratioFloorBytes?: number;
+  /**
+   * cap on the bytes a context-mixing stream (chamber text, JSON at max) may declare
+   * (default 64 MiB ≈ 3–4 min of decoding here): bounds decode time, → codec_too_large
+   */
+  maxModelOutputBytes?: number;
 }
 
 export interface CompressReport {
@@ -303,7 +308,9 @@ export async function decompress(container: Uint8Array, options: DecompressOptio
     }
   }
   const p = parse(container, lim);
-  const ctx: DecodeCtx = { maxOutputBytes: lim.maxOutputBytes };
+  const mm = options.maxModelOutputBytes ?? 64 * 1024 * 1024;
+  if (!(Number.isSafeInteger(mm) && mm >= 0)) fail("codec_bad_option", "bad maxModelOutputBytes");
+  const ctx: DecodeCtx = { maxOutputBytes: lim.maxOutputBytes, maxModelOutputBytes: mm };
   const parts: Uint8Array[] = [];
   for (const b of p.blocks) {
     const ch = chamberById(b.chamber);

@@ -133,3 +133,19 @@ describe("crc32", () => {
     expect(crc32js(data.subarray(3, 1000), 12345)).toBe(zlib.crc32(data.subarray(3, 1000), 12345));
   });
 });
+
+describe("decode-time bound for context-mixing streams", () => {
+  it("refuses CM streams declaring more than maxModelOutputBytes", async () => {
+    const text = utf8("a model stream ".repeat(200));
+    const c = await compress(text, { chamber: "text" });
+    expect(await codeOf(decompress(c, { maxModelOutputBytes: 1000 }))).toBe("codec_too_large");
+    expect(await decompress(c, { maxModelOutputBytes: text.length })).toEqual(text);
+    const j = utf8(JSON.stringify({ rows: Array.from({ length: 200 }, (_, i) => ({ i, s: `v${i}` })) }));
+    const cj = await compress(j, { chamber: "json_residual", level: "max" });
+    expect(await codeOf(decompress(cj, { maxModelOutputBytes: 100 }))).toBe("codec_too_large");
+    expect(await decompress(cj)).toEqual(j);
+    // fast-decoding chambers are not affected
+    const z = await compress(new Uint8Array(5000), { level: "balanced" });
+    expect((await decompress(z, { maxModelOutputBytes: 0 })).length).toBe(5000);
+  });
+});

@@ -42,6 +42,8 @@ export interface EncodeCtx {
 export interface DecodeCtx {
   /** hard cap on any output or intermediate buffer */
   maxOutputBytes: number;
+  /** cap on the output of context-mixing streams (they decode at ~0.3 MB/s): bounds decode time */
+  maxModelOutputBytes: number;
 }
 export interface Encoded {
   params: Uint8Array;

@@ -3,7 +3,7 @@ import { cmDecode, cmEncode } from "../../entropy/cm.js";
 import { fail } from "../../errors.js";
 import { ByteReader, ByteWriter } from "../../format/varint.js";
 import { bestBackend } from "../general/index.js";
-import type { Chamber, ChamberName, Level } from "../types.js";
+import type { Chamber, ChamberName, DecodeCtx, Level } from "../types.js";
 import { columnsOf, joinJson, LIT, STR, splitJson } from "./split.js";
 
 const CM = 4;
@@ -21,8 +21,11 @@ async function decodeStream(
   coder: number,
   bytes: Uint8Array,
   len: number,
+  ctx: DecodeCtx,
   colEnds: Uint32Array | null = null,
 ): Promise<Uint8Array> {
+  if (coder === CM && len > ctx.maxModelOutputBytes)
+    fail("codec_too_large", `context-mixing stream of ${len} bytes exceeds maxModelOutputBytes`);
   return coder === CM ? cmDecode(bytes, len, colEnds) : backendDecode(coder, bytes, len);
 }
 
@@ -100,17 +103,17 @@ function jsonChamber(name: ChamberName, columnar: boolean): Chamber {
       w.bytes(v.bytes);
       return { params: Uint8Array.of(s.coder, v.coder), payload: w.finish() };
     },
-    async decode(params, payload, rawLen) {
+    async decode(params, payload, rawLen, dctx) {
       if (params.length !== 2 || params[0]! > CM || params[1]! > CM) fail("codec_bad_params", "bad JSON coders");
       const r = new ByteReader(payload);
       const skelLen = r.uvarintMax(rawLen, "skeleton length");
       const blobLen = r.uvarintMax(2 * rawLen + 1, "value stream length");
-      const skel = await decodeStream(params[0]!, r.block(), skelLen);
+      const skel = await decodeStream(params[0]!, r.block(), skelLen, dctx);
       const n = countMarkers(skel);
       const cols = columnar ? columnsOf(skel) : null;
       if (columnar && (!cols || cols.column.length !== n)) fail("codec_corrupt", "skeleton does not parse");
       const ends = cols ? columnEnds(cols.column, cols.columns) : null;
-      const blob = await decodeStream(params[1]!, r.bytes(r.remaining), blobLen, ends);
+      const blob = await decodeStream(params[1]!, r.bytes(r.remaining), blobLen, dctx, ends);
       const cut = cutValues(blob, n);
       let values = cut;
       if (cols) {

@@ -16,8 +16,10 @@ export const text: Chamber = {
   async encode(input) {
     return { params: Uint8Array.of(CM_VERSION), payload: cmEncode(input) };
   },
-  async decode(params, payload, rawLen) {
+  async decode(params, payload, rawLen, ctx) {
     if (params.length !== 1 || params[0] !== CM_VERSION) fail("codec_bad_params", "unknown text model version");
+    if (rawLen > ctx.maxModelOutputBytes)
+      fail("codec_too_large", `context-mixing stream of ${rawLen} bytes exceeds maxModelOutputBytes`);
     return cmDecode(payload, rawLen);
   },
 };
