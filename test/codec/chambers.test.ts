@@ -151,3 +151,19 @@ describe("chamber behaviour", () => {
     expect(await decompress(b)).toEqual(prose);
   });
 });
+
+describe("x86 filter in the text chamber", () => {
+  it("ELF inputs use the E8/E9 filter and round-trip, including truncated operands at the end", async () => {
+    const r = rng(11);
+    const body = new Uint8Array(6000).map(() => (r() < 0.08 ? 0xe8 : Math.floor(r() * 256)));
+    const elf = new Uint8Array(body.length + 4);
+    elf.set([0x7f, 0x45, 0x4c, 0x46]);
+    elf.set(body, 4);
+    elf[elf.length - 2] = 0xe8; // opcode with an incomplete operand
+    const c = await compress(elf, { chamber: "text" });
+    expect([c[7], c[8], c[9]]).toEqual([2, 1, 1]); // params length 2: [version 1, filter 1]
+    expect(await decompress(c)).toEqual(elf);
+    const { x86Decode, x86Encode } = await import("../../src/codec/chambers/text/x86.js");
+    expect(x86Decode(x86Encode(body))).toEqual(body);
+  });
+});
