@@ -13,7 +13,7 @@ export const CM_VERSION = 1;
  */
 export const text: Chamber = {
   name: "text",
-  summary: "context mixing (orders 0-6, word, column, match model, 2 SSE) + arithmetic coder",
+  summary: "context mixing (orders 0-6, word, column, match model, 3 mixers, 3 SSE) + arithmetic coder",
   accepts: () => true,
   async encode(input) {
     const x86 = isExecutable(input);
