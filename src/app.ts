@@ -13,6 +13,7 @@ import { engineRoutes } from "./engine/routes.js";
 import { EngineService } from "./engine/service.js";
 import { adminGuard } from "./http/admin-auth.js";
 import { frameworkErrors, registerErrorHandling } from "./http/errors.js";
+import { createLogger } from "./http/logger.js";
 import { Metrics } from "./http/metrics.js";
 import { registerOpenApi } from "./http/openapi.js";
 import { OneLineRequestLog } from "./http/request-log.js";
@@ -87,24 +88,9 @@ export async function buildApp(options: AppOptions): Promise<App> {
   const { config, db } = options;
   const catalog = options.catalog ?? new Catalog();
 
+  const logger = createLogger(config);
   const app = Fastify({
-    logger:
-      config.logLevel === "silent"
-        ? false
-        : {
-            level: config.logLevel,
-            redact: {
-              paths: [
-                "req.headers.authorization",
-                'req.headers["x-identity-token"]',
-                'req.headers["x-payment"]',
-                'req.headers["payment-signature"]',
-                'req.headers["stripe-signature"]',
-                "req.headers.cookie",
-              ],
-              censor: "[redacted]",
-            },
-          },
+    ...(logger ? { loggerInstance: logger } : { logger: false }),
     bodyLimit: config.bodyLimitBytes,
     genReqId: (req) => {
       const given = req.headers["x-request-id"];
@@ -126,11 +112,15 @@ export async function buildApp(options: AppOptions): Promise<App> {
   const metrics = new Metrics();
   metrics.attach(app);
   registerErrorHandling(app, routes);
-  app.addHook("onSend", async (request, reply) => {
+  app.addHook("onRequest", (request, reply, done) => {
     reply.header("X-Request-Id", request.id);
+    done();
   });
   await app.register(cors, {
-    origin: "*",
+    // Any origin may read (no credentials are ever used); requests without an Origin header
+    // (servers, agents outside a browser) get no CORS headers at all.
+    origin: (origin: string | undefined, cb: (err: Error | null, allow: string | boolean) => void) =>
+      cb(null, origin ? "*" : false),
     methods: ["GET", "HEAD", "POST", "OPTIONS"],
     allowedHeaders: [
       "Content-Type",

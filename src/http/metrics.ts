@@ -37,6 +37,14 @@ export class Metrics {
   readonly registry = new Registry();
   readonly startedAt = new Date();
   private readonly byRoute = new Map<string, RouteStats>();
+  /** Labelled children per (method, route, status), so a request does not hash its labels again. */
+  private readonly children = new Map<
+    string,
+    {
+      duration: ReturnType<Histogram<"method" | "route" | "status">["labels"]>;
+      requests: ReturnType<Counter<"method" | "route" | "status">["labels"]>;
+    }
+  >();
   private readonly duration: Histogram<"method" | "route" | "status">;
   private readonly requests: Counter<"method" | "route" | "status">;
   total = 0;
@@ -59,18 +67,23 @@ export class Metrics {
   }
 
   attach(app: FastifyInstance): void {
-    app.addHook("onResponse", async (request, reply) => {
-      const route = request.routeOptions.url ?? "(unmatched)";
-      const ms = reply.elapsedTime;
-      this.record(request.method, route, reply.statusCode, ms);
+    app.addHook("onResponse", (request, reply, done) => {
+      this.record(request.method, request.routeOptions.url ?? "(unmatched)", reply.statusCode, reply.elapsedTime);
+      done();
     });
   }
 
   record(method: string, route: string, status: number, ms: number): void {
     this.total++;
-    const labels = { method, route, status: String(status) };
-    this.duration.observe(labels, ms / 1000);
-    this.requests.inc(labels);
+    const series = `${method} ${route} ${status}`;
+    let children = this.children.get(series);
+    if (!children) {
+      const labels = { method, route, status: String(status) };
+      children = { duration: this.duration.labels(labels), requests: this.requests.labels(labels) };
+      this.children.set(series, children);
+    }
+    children.duration.observe(ms / 1000);
+    children.requests.inc();
     const key = `${method} ${route}`;
     let stats = this.byRoute.get(key);
     if (!stats) {

@@ -133,6 +133,9 @@ describe("GET /api/x402-products", () => {
   it("lets browser-based agents read it (CORS)", async () => {
     const res = await t.app.inject({ url: "/api/x402-products", headers: { origin: "https://agent.example" } });
     expect(res.headers["access-control-allow-origin"]).toBe("*");
+    expect(String(res.headers["access-control-expose-headers"])).toContain("PAYMENT-RESPONSE");
+    const server = await t.app.inject("/api/x402-products");
+    expect(server.headers["access-control-allow-origin"]).toBeUndefined();
     const pre = await t.app.inject({
       method: "OPTIONS",
       url: "/api/x402-products",

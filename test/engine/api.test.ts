@@ -554,7 +554,7 @@ describe("over a real socket", () => {
     const raw = new Uint8Array(4096).map((_, i) => (i * 131 + (i >> 3)) & 0xff);
     const c = await fetch(`${base}/api/compress?level=fast`, {
       method: "POST",
-      headers: { "content-type": "application/octet-stream" },
+      headers: { "content-type": "application/octet-stream", origin: "https://agent.example" },
       body: raw,
     });
     expect(c.status).toBe(200);

@@ -1,0 +1,29 @@
+import type { FastifyBaseLogger } from "fastify";
+import pino from "pino";
+import type { Config } from "../config.js";
+
+/**
+ * The service logger: JSON lines on stdout, written asynchronously (no blocking write per
+ * line on the request path; pino flushes what is buffered when the process exits).
+ * Credentials and payment proofs are redacted wherever they appear.
+ */
+export function createLogger(config: Config): FastifyBaseLogger | false {
+  if (config.logLevel === "silent") return false;
+  return pino(
+    {
+      level: config.logLevel,
+      redact: {
+        paths: [
+          "req.headers.authorization",
+          'req.headers["x-identity-token"]',
+          'req.headers["x-payment"]',
+          'req.headers["payment-signature"]',
+          'req.headers["stripe-signature"]',
+          "req.headers.cookie",
+        ],
+        censor: "[redacted]",
+      },
+    },
+    pino.destination({ dest: 1, sync: false }),
+  ) as FastifyBaseLogger;
+}
