@@ -18,7 +18,7 @@ const arg = (name: string, dflt: number) => {
 };
 const duration = arg("duration", 10);
 const connections = arg("connections", 50);
-const rounds = arg("rounds", 2);
+const rounds = arg("rounds", 3);
 
 async function freePort(): Promise<number> {
   return new Promise((resolve) => {
@@ -60,6 +60,7 @@ const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "labphi-bench-"));
 const labPort = await freePort();
 const quietPort = await freePort();
 const barePort = await freePort();
+const bareLogPort = await freePort();
 // Lab Phi as deployed by default (one JSON log line per request at info, written to /dev/null),
 // and the same service with request logging off (LOG_LEVEL=warn), against a bare Fastify route.
 const lab = await startServer(
@@ -76,11 +77,13 @@ const body = await (await fetch(`http://127.0.0.1:${labPort}/api/x402-products`)
 const bodyFile = path.join(dataDir, "body.json");
 fs.writeFileSync(bodyFile, body);
 const bare = await startServer("bench/bare-server.ts", { BODY_FILE: bodyFile }, barePort);
+const bareLog = await startServer("bench/bare-server.ts", { BODY_FILE: bodyFile, LOG_REQUESTS: "1" }, bareLogPort);
 
 const servers = [
   ["lab (defaults, request log on)", labPort],
   ["lab (LOG_LEVEL=warn)", quietPort],
   ["bare Fastify, same bytes", barePort],
+  ["bare Fastify + same request log", bareLogPort],
 ] as const;
 
 try {
@@ -108,10 +111,11 @@ try {
     results[name] = { ...b, ratio };
     console.log(`| ${name} | ${b.rps.toFixed(0)} | ${b.p99} ms | ${ratio.toFixed(3)} |`);
   }
-  for (const [name] of servers.slice(0, 2)) {
-    const ratio = results[name]?.ratio ?? 0;
-    console.log(`${name}: throughput ratio ${ratio.toFixed(3)} (target ≥ 0.8: ${ratio >= 0.8 ? "met" : "NOT met"})`);
-  }
+  const verdict = (r: number) => `${r.toFixed(3)} (target ≥ 0.8: ${r >= 0.8 ? "met" : "NOT met"})`;
+  const rps = (i: number) => results[servers[i]?.[0] ?? ""]?.rps ?? 0;
+  console.log(`\nlab with request logs off vs bare Fastify:            ${verdict(rps(1) / rps(2))}`);
+  console.log(`lab defaults vs bare Fastify with the same request log: ${verdict(rps(0) / rps(3))}`);
+  console.log(`lab defaults vs bare Fastify without any log:           ${verdict(rps(0) / rps(2))}`);
   fs.mkdirSync(path.join(root, "bench", "results"), { recursive: true });
   fs.writeFileSync(
     path.join(root, "bench", "results", "http.json"),
@@ -121,4 +125,5 @@ try {
   lab.kill("SIGTERM");
   quiet.kill("SIGTERM");
   bare.kill("SIGTERM");
+  bareLog.kill("SIGTERM");
 }

@@ -292,7 +292,8 @@ export function engineRoutes(app: App, deps: { engine: EngineService; identities
         );
       }
       const problem = toProblem(err);
-      if (problem.status >= 500 && !(err instanceof Problem)) request.log.error({ err }, "unhandled error");
+      if (problem.status >= 500 && !(err instanceof Problem))
+        request.log.error({ reqId: request.id, err }, "unhandled error");
       return sendProblem(reply, request, problem);
     });
 

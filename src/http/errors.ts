@@ -80,7 +80,7 @@ export function registerErrorHandling(app: FastifyInstance, routes: RouteTable):
   app.setErrorHandler((err: FastifyError, request, reply) => {
     const problem = toProblem(err);
     if (problem.status >= 500 && !(err instanceof Problem)) {
-      request.log.error({ err }, "unhandled error");
+      request.log.error({ reqId: request.id, err }, "unhandled error");
     }
     return sendProblem(reply, request, problem);
   });

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from "fastify";
-import { Counter, collectDefaultMetrics, Histogram, Registry } from "prom-client";
+import { collectDefaultMetrics, Registry } from "prom-client";
 
 const RESERVOIR = 2048;
 
@@ -29,41 +29,34 @@ function percentile(sorted: Float64Array, p: number): number {
   return Math.round((sorted[Math.max(0, idx)] ?? 0) * 1000) / 1000;
 }
 
+const BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+
+/** One (method, route, status) series of the request histogram. */
+interface Series {
+  labels: string;
+  /** Non-cumulative counts per bucket; the last slot is +Inf. */
+  buckets: Float64Array;
+  sum: number;
+  count: number;
+}
+
+const escapeLabel = (v: string) => v.replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n");
+
 /**
- * Request metrics, kept per app instance: a prom-client registry for /metrics and a
- * bounded in-memory reservoir per route for the JSON percentiles at /api/lab/metrics.
+ * Request metrics, kept per app instance: per-series histograms rendered in the Prometheus
+ * text format at scrape time (plus prom-client's process metrics), and a bounded in-memory
+ * reservoir per route for the JSON percentiles at /api/lab/metrics. Recording a request is a
+ * map lookup and a few array writes: nothing is hashed or formatted on the request path.
  */
 export class Metrics {
   readonly registry = new Registry();
   readonly startedAt = new Date();
   private readonly byRoute = new Map<string, RouteStats>();
-  /** Labelled children per (method, route, status), so a request does not hash its labels again. */
-  private readonly children = new Map<
-    string,
-    {
-      duration: ReturnType<Histogram<"method" | "route" | "status">["labels"]>;
-      requests: ReturnType<Counter<"method" | "route" | "status">["labels"]>;
-    }
-  >();
-  private readonly duration: Histogram<"method" | "route" | "status">;
-  private readonly requests: Counter<"method" | "route" | "status">;
+  private readonly series = new Map<string, Series>();
   total = 0;
 
   constructor() {
     collectDefaultMetrics({ register: this.registry, prefix: "labphi_" });
-    this.duration = new Histogram({
-      name: "labphi_http_request_duration_seconds",
-      help: "HTTP request duration by route",
-      labelNames: ["method", "route", "status"],
-      buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
-      registers: [this.registry],
-    });
-    this.requests = new Counter({
-      name: "labphi_http_requests_total",
-      help: "HTTP requests by route and status",
-      labelNames: ["method", "route", "status"],
-      registers: [this.registry],
-    });
   }
 
   attach(app: FastifyInstance): void {
@@ -75,15 +68,23 @@ export class Metrics {
 
   record(method: string, route: string, status: number, ms: number): void {
     this.total++;
-    const series = `${method} ${route} ${status}`;
-    let children = this.children.get(series);
-    if (!children) {
-      const labels = { method, route, status: String(status) };
-      children = { duration: this.duration.labels(labels), requests: this.requests.labels(labels) };
-      this.children.set(series, children);
+    const id = `${method} ${route} ${status}`;
+    let series = this.series.get(id);
+    if (!series) {
+      series = {
+        labels: `method="${escapeLabel(method)}",route="${escapeLabel(route)}",status="${status}"`,
+        buckets: new Float64Array(BUCKETS.length + 1),
+        sum: 0,
+        count: 0,
+      };
+      this.series.set(id, series);
     }
-    children.duration.observe(ms / 1000);
-    children.requests.inc();
+    const seconds = ms / 1000;
+    let b = 0;
+    while (b < BUCKETS.length && seconds > (BUCKETS[b] as number)) b++;
+    series.buckets[b] = (series.buckets[b] ?? 0) + 1;
+    series.sum += seconds;
+    series.count++;
     const key = `${method} ${route}`;
     let stats = this.byRoute.get(key);
     if (!stats) {
@@ -94,6 +95,28 @@ export class Metrics {
     if (status >= 500) stats.errors++;
     stats.samples[stats.next % RESERVOIR] = ms;
     stats.next++;
+  }
+
+  /** Prometheus text exposition: process metrics and the request histogram and counter. */
+  async prometheus(): Promise<string> {
+    const lines: string[] = [
+      "# HELP labphi_http_request_duration_seconds HTTP request duration by route",
+      "# TYPE labphi_http_request_duration_seconds histogram",
+    ];
+    for (const s of this.series.values()) {
+      let cumulative = 0;
+      BUCKETS.forEach((le, i) => {
+        cumulative += s.buckets[i] ?? 0;
+        lines.push(`labphi_http_request_duration_seconds_bucket{le="${le}",${s.labels}} ${cumulative}`);
+      });
+      lines.push(`labphi_http_request_duration_seconds_bucket{le="+Inf",${s.labels}} ${s.count}`);
+      lines.push(`labphi_http_request_duration_seconds_sum{${s.labels}} ${s.sum}`);
+      lines.push(`labphi_http_request_duration_seconds_count{${s.labels}} ${s.count}`);
+    }
+    lines.push("# HELP labphi_http_requests_total HTTP requests by route and status");
+    lines.push("# TYPE labphi_http_requests_total counter");
+    for (const s of this.series.values()) lines.push(`labphi_http_requests_total{${s.labels}} ${s.count}`);
+    return `${await this.registry.metrics()}\n${lines.join("\n")}\n`;
   }
 
   routes(): RouteMetrics[] {

@@ -9,7 +9,7 @@ export class OneLineRequestLog extends LogController {
 
   override requestCompleted(
     error: Error | null | undefined,
-    request: { method: string; url: string; routeOptions?: { url?: string } },
+    request: { id: string; method: string; url: string; routeOptions?: { url?: string } },
     reply: {
       statusCode: number;
       elapsedTime: number;
@@ -17,6 +17,7 @@ export class OneLineRequestLog extends LogController {
     },
   ): void {
     const line = {
+      reqId: request.id,
       method: request.method,
       path: request.url.split("?")[0],
       route: request.routeOptions?.url,

@@ -93,7 +93,7 @@ export function opsRoutes(app: App, deps: { db: Db; metrics: Metrics }) {
     { schema: { summary: "Prometheus metrics (text exposition format)", tags: ["ops"] } },
     async (_request, reply) => {
       reply.type(metrics.registry.contentType);
-      return metrics.registry.metrics();
+      return metrics.prometheus();
     },
   );
 }

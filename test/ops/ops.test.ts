@@ -40,6 +40,12 @@ describe.each(ENGINES)("operations on %s", (engine) => {
     const res = await t.app.inject("/metrics");
     expect(res.headers["content-type"]).toMatch(/^text\/plain/);
     expect(res.body).toMatch(/^labphi_http_requests_total\{/m);
+    const healthz = /^labphi_http_requests_total\{method="GET",route="\/healthz",status="200"\} (\d+)$/m.exec(res.body);
+    expect(Number(healthz?.[1])).toBeGreaterThanOrEqual(3);
+    expect(res.body).toMatch(
+      /^labphi_http_request_duration_seconds_bucket\{le="\+Inf",method="GET",route="\/healthz",status="200"\} \d+$/m,
+    );
+    expect(res.body).toMatch(/^# TYPE labphi_http_request_duration_seconds histogram$/m);
     expect(res.body).toMatch(/labphi_process_cpu_user_seconds_total/);
   });
 
