@@ -1,5 +1,3 @@
-import { createWalletClient, http } from "viem";
-import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type TestApp, testApp } from "../../support/app.js";
 import { type EvmChain, startAnvil } from "../../support/chains/evm.js";
@@ -21,17 +19,7 @@ describe("operator chain check of an EVM claim (real local chain: anvil + USDC-l
 
   const pay = async (amount: bigint) => {
     const buyer = await chain.newBuyer(amount);
-    const account = privateKeyToAccount(buyer.key);
-    const wallet = createWalletClient({ account, transport: http(chain.rpcUrl) });
-    const hash = await wallet.writeContract({
-      address: chain.usdc,
-      abi: chain.abi,
-      functionName: "transfer",
-      args: [PAY_TO, amount],
-      chain: null,
-    });
-    await chain.publicClient.waitForTransactionReceipt({ hash });
-    return hash;
+    return chain.transfer(buyer.key, PAY_TO, amount);
   };
   const claim = async (tx: string, sku = "zrw-n00b") =>
     (

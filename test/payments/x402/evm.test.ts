@@ -7,7 +7,7 @@ import { toClientEvmSigner, toFacilitatorEvmSigner } from "@x402/evm";
 import { ExactEvmScheme } from "@x402/evm/exact/client";
 import { ExactEvmScheme as EvmFacilitatorScheme } from "@x402/evm/exact/facilitator";
 import { ExactEvmSchemeV1 } from "@x402/evm/v1";
-import { createWalletClient, getAddress, type Hex, http, nonceManager, parseAbi } from "viem";
+import { createWalletClient, getAddress, type Hex, http, nonceManager } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Db } from "../../../src/db/database.js";
@@ -279,15 +279,7 @@ describe.each(ENGINES)("x402 on Base (anvil, chain 8453) — %s", (engine) => {
 
   it("Base transaction-hash proof: a confirmed USDC transfer to payTo buys once; its replay is the same order", async () => {
     const buyer = await chain.newBuyer(30_000_000n);
-    const hash = await chain.wallet.writeContract({
-      address: BASE_USDC,
-      abi: parseAbi(["function transfer(address,uint256) returns (bool)"]),
-      functionName: "transfer",
-      args: [seller, 29_000_000n],
-      account: privateKeyToAccount(buyer.key),
-      chain: chain.wallet.chain,
-    });
-    await chain.publicClient.waitForTransactionReceipt({ hash });
+    const hash = await chain.transfer(buyer.key, seller, 29_000_000n);
     const res = await post(app, { sku: "sponsor" }, { "X-PAYMENT": hash });
     expect(res.statusCode, res.body).toBe(200);
     expect(res.json().transaction).toBe(hash);
@@ -302,15 +294,7 @@ describe.each(ENGINES)("x402 on Base (anvil, chain 8453) — %s", (engine) => {
     expect(reuse.statusCode).toBe(409);
     expect(reuse.json().code).toBe("payment_proof_already_used");
     // a transfer of another amount is refused with the reason
-    const short = await chain.wallet.writeContract({
-      address: BASE_USDC,
-      abi: parseAbi(["function transfer(address,uint256) returns (bool)"]),
-      functionName: "transfer",
-      args: [seller, 500_000n],
-      account: privateKeyToAccount(buyer.key),
-      chain: chain.wallet.chain,
-    });
-    await chain.publicClient.waitForTransactionReceipt({ hash: short });
+    const short = await chain.transfer(buyer.key, seller, 500_000n);
     const wrong = await post(app, { sku: "donate" }, { "X-PAYMENT": short });
     expect(wrong.statusCode).toBe(402);
     expect(wrong.json().code).toBe("invalid_transfer_amount_mismatch");
@@ -321,15 +305,7 @@ describe.each(ENGINES)("x402 on Base (anvil, chain 8453) — %s", (engine) => {
 
   it("a transfer already claimed on the manual EVM rail cannot also buy through x402 (409 tx_already_used)", async () => {
     const buyer = await chain.newBuyer(30_000_000n);
-    const hash = await chain.wallet.writeContract({
-      address: BASE_USDC,
-      abi: parseAbi(["function transfer(address,uint256) returns (bool)"]),
-      functionName: "transfer",
-      args: [seller, 29_000_000n],
-      account: privateKeyToAccount(buyer.key),
-      chain: chain.wallet.chain,
-    });
-    await chain.publicClient.waitForTransactionReceipt({ hash });
+    const hash = await chain.transfer(buyer.key, seller, 29_000_000n);
     const claim = await app.inject({
       method: "POST",
       url: "/api/claims",
@@ -555,15 +531,7 @@ describe("x402 on Base: refusals, timeouts, crashes, facilitators", () => {
     try {
       const buyer = await chain.newBuyer(2_000_000n);
       const pay = async () => {
-        const hash = await chain.wallet.writeContract({
-          address: BASE_USDC,
-          abi: parseAbi(["function transfer(address,uint256) returns (bool)"]),
-          functionName: "transfer",
-          args: [seller, 1_000_000n],
-          account: privateKeyToAccount(buyer.key),
-          chain: chain.wallet.chain,
-        });
-        await chain.publicClient.waitForTransactionReceipt({ hash });
+        const hash = await chain.transfer(buyer.key, seller, 1_000_000n);
         return hash;
       };
       const fresh = await pay();
@@ -668,15 +636,7 @@ describe("x402 on Base through a hosted facilitator (X402_FACILITATOR_URL)", () 
     const drain = evmKey().address;
     hosted.beforeSettle = async () => {
       // between verification and settlement the payer moves its funds away
-      const hash = await chain.wallet.writeContract({
-        address: BASE_USDC,
-        abi: parseAbi(["function transfer(address,uint256) returns (bool)"]),
-        functionName: "transfer",
-        args: [drain, 5_000_000n],
-        account: privateKeyToAccount(buyer.key),
-        chain: chain.wallet.chain,
-      });
-      await chain.publicClient.waitForTransactionReceipt({ hash });
+      await chain.transfer(buyer.key, drain, 5_000_000n);
     };
     const orders = await countRows(app, "orders");
     try {

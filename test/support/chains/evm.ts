@@ -74,6 +74,8 @@ export interface EvmChain {
   newBuyer(usdc: bigint): Promise<{ key: Hex; address: `0x${string}` }>;
   mint(to: `0x${string}`, amount: bigint): Promise<void>;
   balanceOf(who: `0x${string}`): Promise<bigint>;
+  /** A plain ERC-20 transfer of the token, signed by `fromKey` and mined; returns its hash. */
+  transfer(fromKey: Hex, to: `0x${string}`, amount: bigint): Promise<Hex>;
   /** Number of token Transfer events to `to` so far. */
   transfersTo(to: `0x${string}`): Promise<number>;
   setAutomine(on: boolean): Promise<void>;
@@ -174,6 +176,18 @@ export async function startAnvil(opts: { chainId?: number; at?: string } = {}): 
         functionName: "balanceOf",
         args: [who],
       })) as bigint;
+    },
+    async transfer(fromKey, to, amount) {
+      const hash = await wallet.writeContract({
+        address: usdc,
+        abi,
+        functionName: "transfer",
+        args: [to, amount],
+        account: privateKeyToAccount(fromKey),
+        chain: wallet.chain,
+      });
+      await publicClient.waitForTransactionReceipt({ hash });
+      return hash;
     },
     async transfersTo(to) {
       const logs = await publicClient.getContractEvents({
