@@ -10,6 +10,21 @@ import type { EngineService, Op } from "./service.js";
  * HTTP). Every op that takes data reads it as utf8 text (default) or base64, within the limits.
  */
 
+/** The fields every bench answer shares (omni and web codec). */
+function benchFields(r: Awaited<ReturnType<EngineService["bench"]>>) {
+  return {
+    verdict: r.verdict,
+    roundtrip: r.ok,
+    level: r.level,
+    original_bytes: r.original_bytes,
+    data_class: r.data_class,
+    chamber: r.chamber,
+    path: `omni/${r.chamber}`,
+    methods: r.methods,
+    omni_vs_brotli: r.omni_vs_brotli,
+  };
+}
+
 export interface OmniRequest {
   op: Op;
   data?: string | null | undefined;
@@ -120,15 +135,7 @@ export async function omniOp(engine: EngineService, req: OmniRequest, identity: 
       return {
         op: "bench" as const,
         ok: r.ok,
-        verdict: r.verdict,
-        roundtrip: r.ok,
-        level: r.level,
-        original_bytes: r.original_bytes,
-        data_class: r.data_class,
-        chamber: r.chamber,
-        path: `omni/${r.chamber}`,
-        methods: r.methods,
-        omni_vs_brotli: r.omni_vs_brotli,
+        ...benchFields(r),
       };
     }
     case "barrel":
@@ -248,15 +255,7 @@ export async function webOp(engine: EngineService, req: WebRequest, identity: Id
         op: "bench" as const,
         ok: r.ok,
         engine: kind,
-        verdict: r.verdict,
-        roundtrip: r.ok,
-        level: r.level,
-        original_bytes: r.original_bytes,
-        data_class: r.data_class,
-        chamber: r.chamber,
-        path: `omni/${r.chamber}`,
-        methods: r.methods,
-        omni_vs_brotli: r.omni_vs_brotli,
+        ...benchFields(r),
         ...(counsel ? { counsel: benchCounsel({ ...r, feats: p.feats }) } : {}),
       };
     }
