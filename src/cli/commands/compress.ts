@@ -155,6 +155,34 @@ export function codecFailure(err: unknown): Error {
   return err instanceof Error ? err : new Error(String(err));
 }
 
+/**
+ * Streams `input` through `stages` into OUT (or stdout): the temporary file is renamed only
+ * when the whole pipeline succeeded, and removed otherwise. Returns the bytes written.
+ */
+export async function streamTo(
+  out: string | undefined,
+  io: CliIO,
+  input: Readable,
+  stages: Transform[],
+): Promise<number> {
+  const target = sink(out, io);
+  let written = 0;
+  const counter = new Transform({
+    transform(c: Buffer, _e, cb) {
+      written += c.length;
+      cb(null, c);
+    },
+  });
+  try {
+    await pipeline([input, ...stages, counter, target.stream]);
+    target.commit();
+  } catch (err) {
+    target.abort();
+    throw codecFailure(err);
+  }
+  return written;
+}
+
 const HELP = `Usage: labphi compress [FILE] [-o OUT] [options]
 
 Compresses FILE (or stdin) with the omni codec and writes the container to OUT (or stdout).
@@ -266,27 +294,10 @@ export const compressCommand: Command = {
 
     if (bare) throw new UsageError(`--bare needs an input of at most --chunk-size (${fmt(chunk)} bytes)`);
     const input = rest ?? source(file, io);
-    const target = sink(out, io);
-    let written = 0;
-    const counter = new Transform({
-      transform(c: Buffer, _e, cb) {
-        written += c.length;
-        cb(null, c);
-      },
-    });
-    try {
-      await pipeline(
-        input,
-        progressMeter(io, "compress", total, quiet),
-        compressStream({ ...opts, chunkSize: chunk }),
-        counter,
-        target.stream,
-      );
-      target.commit();
-    } catch (err) {
-      target.abort();
-      throw codecFailure(err);
-    }
+    const written = await streamTo(out, io, input, [
+      progressMeter(io, "compress", total, quiet),
+      compressStream({ ...opts, chunkSize: chunk }),
+    ]);
     if (!quiet) {
       io.stderr.write(
         `compress: ${total !== null ? `${fmt(total)} → ` : ""}${fmt(written)} bytes as a stream of ${mib(chunk)} chunks, level ${level}, ${((performance.now() - t0) / 1000).toFixed(2)} s\n`,

@@ -1,6 +1,5 @@
 import fs from "node:fs";
-import { PassThrough, type Readable, Transform } from "node:stream";
-import { pipeline } from "node:stream/promises";
+import { PassThrough, type Readable } from "node:stream";
 import { decompress, decompressStream, inspect } from "../../codec/index.js";
 import { type CliIO, type Command, UsageError } from "../command.js";
 import {
@@ -11,8 +10,8 @@ import {
   PROGRESS_FROM,
   parseCodecArgs,
   progressMeter,
-  sink,
   sizeOf,
+  streamTo,
   writeAll,
 } from "./compress.js";
 
@@ -139,27 +138,10 @@ export const decompressCommand: Command = {
       return 0;
     }
 
-    const target = sink(out, io);
-    let written = 0;
-    const counter = new Transform({
-      transform(c: Buffer, _e, cb) {
-        written += c.length;
-        cb(null, c);
-      },
-    });
-    try {
-      await pipeline(
-        all,
-        progressMeter(io, "decompress", total !== null && total >= PROGRESS_FROM ? total : null, quiet),
-        decompressStream({ maxOutputBytes }),
-        counter,
-        target.stream,
-      );
-      target.commit();
-    } catch (err) {
-      target.abort();
-      throw codecFailure(err);
-    }
+    const written = await streamTo(out, io, all, [
+      progressMeter(io, "decompress", total !== null && total >= PROGRESS_FROM ? total : null, quiet),
+      decompressStream({ maxOutputBytes }),
+    ]);
     if (!quiet) {
       io.stderr.write(
         `decompress: stream → ${fmt(written)} bytes (${mib(written)}), ${((performance.now() - t0) / 1000).toFixed(2)} s\n`,
