@@ -12,6 +12,7 @@ import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Db } from "../../../src/db/database.js";
 import type { App } from "../../../src/http/types.js";
+import { TRANSFER_WITH_AUTHORIZATION_TYPES } from "../../../src/payments/x402/evm.js";
 import { type EvmChain, startAnvil } from "../../support/chains/evm.js";
 import { startHttpFacilitator, type TestFacilitator } from "../../support/chains/facilitator.js";
 import { ENGINES, freshDatabase } from "../../support/databases.js";
@@ -89,16 +90,7 @@ async function signAuth(key: Hex, o: AuthOpts = {}) {
       chainId: o.chainId ?? 8453,
       verifyingContract: o.verifyingContract ?? BASE_USDC,
     },
-    types: {
-      TransferWithAuthorization: [
-        { name: "from", type: "address" },
-        { name: "to", type: "address" },
-        { name: "value", type: "uint256" },
-        { name: "validAfter", type: "uint256" },
-        { name: "validBefore", type: "uint256" },
-        { name: "nonce", type: "bytes32" },
-      ],
-    },
+    types: TRANSFER_WITH_AUTHORIZATION_TYPES,
     primaryType: "TransferWithAuthorization",
     message: authorization,
   });
