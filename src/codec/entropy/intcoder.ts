@@ -47,6 +47,9 @@ for (let k = 5; k <= 53; k++) {
   }
 }
 
+/** TOK_BASE as int32 for the tokens with ≤ 24 raw bits (bases < 2^27) */
+const TOK_BASE_I = Int32Array.from(TOK_BASE, (b) => (b < 2 ** 31 ? b : 0));
+
 /** context class of a token (its magnitude band), used by kind 4 */
 const NCTX = 7;
 const TOK_CLASS = new Uint8Array(TOKENS);
@@ -255,16 +258,22 @@ function tokensToValues(toks: ArrayLike<number>, bits: Uint8Array, out: Float64A
     const t = toks[i]!;
     const nb = TOK_BITS[t]!;
     let z: number;
-    if (nb === 0) z = t;
-    else if (nb <= 24) {
+    if (nb === 0) {
+      out[i] = (t >>> 1) ^ -(t & 1); // small tokens are the value itself: int zigzag
+      continue;
+    }
+    if (nb <= 24) {
       while (cnt < nb) {
         acc |= (p < end ? bits[p]! : 0) << cnt;
         p++;
         cnt += 8;
       }
-      z = TOK_BASE[t]! + (acc & ((1 << nb) - 1));
+      // base < 2^27 here, so z fits an int32 and the zigzag stays in integer arithmetic
+      const zi = TOK_BASE_I[t]! + (acc & ((1 << nb) - 1));
       acc >>>= nb;
       cnt -= nb;
+      out[i] = (zi >>> 1) ^ -(zi & 1);
+      continue;
     } else {
       // wide values: 24 bits at a time
       let v = 0;

@@ -264,19 +264,36 @@ export function ransDecodeCtx(
   const buf = r.bytes(len);
   let p = 0;
   let c = 0;
-  for (let i = 0; i < n; i++) {
-    if (c >= nctx || used[c] === 0) fail("codec_corrupt", "symbol in an empty context");
-    let x = i & 1 ? x1 : x0;
-    const slot = x & MASK;
-    const s = look[c * M + slot]!;
-    const fi = c * maxAlphabet + s;
-    x = freqs[fi]! * (x >>> SCALE_BITS) + slot - start[fi]!;
-    while (x < L) x = ((x << 8) | buf[p++]!) >>> 0;
-    if (i & 1) x1 = x;
-    else x0 = x;
+  const end = buf.length;
+  const empty = (): never => fail("codec_corrupt", "symbol in an empty context");
+  let i = 0;
+  for (; i + 1 < n; i += 2) {
+    if (used[c] !== 1) empty(); // a context without a table (or beyond nctx) cannot code a symbol
+    let slot = x0 & MASK;
+    let s = look[c * M + slot]!;
+    let fi = c * maxAlphabet + s;
+    x0 = freqs[fi]! * (x0 >>> SCALE_BITS) + slot - start[fi]!;
+    while (x0 < L) x0 = ((x0 << 8) | buf[p++]!) >>> 0;
     out[i] = s;
     c = cls[s]!;
-    if (p > buf.length) break;
+    if (used[c] !== 1) empty();
+    slot = x1 & MASK;
+    s = look[c * M + slot]!;
+    fi = c * maxAlphabet + s;
+    x1 = freqs[fi]! * (x1 >>> SCALE_BITS) + slot - start[fi]!;
+    while (x1 < L) x1 = ((x1 << 8) | buf[p++]!) >>> 0;
+    out[i + 1] = s;
+    c = cls[s]!;
+    if (p > end) break;
+  }
+  if (i < n && p <= end) {
+    if (used[c] !== 1) empty();
+    const slot = x0 & MASK;
+    const s = look[c * M + slot]!;
+    const fi = c * maxAlphabet + s;
+    x0 = freqs[fi]! * (x0 >>> SCALE_BITS) + slot - start[fi]!;
+    while (x0 < L) x0 = ((x0 << 8) | buf[p++]!) >>> 0;
+    out[i] = s;
   }
   if (p !== buf.length || x0 !== L || x1 !== L) fail("codec_corrupt", "rANS stream inconsistent");
   return out;
