@@ -1,5 +1,7 @@
 import { fail } from "../errors.js";
 import { ArithDecoder, ArithEncoder } from "./arith.js";
+import { APM_ROW, DT, STRETCH, squash } from "./cm-tables.js";
+import { cmDecodeWasm, cmEncodeWasm } from "./cm-wasm.js";
 
 /**
  * Order-N context-mixing byte model (lpaq-like, plain JS):
@@ -14,30 +16,7 @@ import { ArithDecoder, ArithEncoder } from "./arith.js";
  * Memory is sized to the input: tables of 2^bits 32-bit slots, bits = clamp(log2(n)+1, 16, 22).
  */
 
-const STRETCH = new Int16Array(4096);
-const SQUASH = new Int16Array(4096);
-{
-  for (let i = 0; i < 4096; i++) {
-    const x = (i - 2048) / 256;
-    let v = Math.round(4096 / (1 + Math.exp(-x)));
-    if (v > 4095) v = 4095;
-    if (v < 1) v = 1;
-    SQUASH[i] = v;
-  }
-  let pi = 0;
-  for (let x = -2047; x <= 2047; x++) {
-    const v = SQUASH[x + 2048]!;
-    for (let j = pi; j <= v; j++) STRETCH[j] = x;
-    pi = v + 1;
-  }
-  for (let j = pi; j < 4096; j++) STRETCH[j] = 2047;
-}
-const squash = (d: number): number => (d > 2047 ? 4095 : d < -2047 ? 1 : SQUASH[(d + 2048) | 0]!);
-
-const DT = new Float64Array(1024);
-for (let i = 0; i < 1024; i++) DT[i] = 1 / (i + 1.4);
-
-const LIMIT = Number(process.env.CM_LIMIT ?? 255);
+const LIMIT = 255;
 const N_HASHED = 8; // o2 o3 o4 o6 word×prev column o5 word
 const N_IN = 2 + N_HASHED + 3; // o0 o1 + hashed + match (2) + bias
 
@@ -47,9 +26,6 @@ function h2(a: number, b: number): number {
   h = Math.imul(h, 0xc2b2ae3d);
   return (h ^ (h >>> 13)) >>> 0;
 }
-
-const APM_ROW = new Uint16Array(24);
-for (let j = 0; j < 24; j++) APM_ROW[j] = Math.min(65535, squash(Math.round((j * 4096) / 23 - 2048)) * 16);
 
 class APM {
   private t: Uint16Array;
@@ -337,8 +313,21 @@ function upd(t: Uint32Array, i: number, target: number): void {
   t[i] = ((np << 10) | (n < LIMIT ? n + 1 : n)) >>> 0;
 }
 
-/** CM-code bytes; output = arithmetic-coded stream (length known from the container). */
+/**
+ * CM-code bytes; output = arithmetic-coded stream (length known from the container). Runs the
+ * WebAssembly build of this model (cm-wasm/), which produces the same bits about twice as fast;
+ * the TypeScript model below is the reference and the fallback when WebAssembly cannot run.
+ */
 export function cmEncode(input: Uint8Array, colEnds: Uint32Array | null = null): Uint8Array {
+  return cmEncodeWasm(input, colEnds) ?? cmEncodeJs(input, colEnds);
+}
+
+export function cmDecode(payload: Uint8Array, rawLen: number, colEnds: Uint32Array | null = null): Uint8Array {
+  return cmDecodeWasm(payload, rawLen, colEnds) ?? cmDecodeJs(payload, rawLen, colEnds);
+}
+
+/** the reference TypeScript model (the same bits as the WebAssembly build) */
+export function cmEncodeJs(input: Uint8Array, colEnds: Uint32Array | null = null): Uint8Array {
   const m = new CMModel(input, input.length, colEnds);
   const enc = new ArithEncoder((input.length >> 2) + 64);
   for (let i = 0; i < input.length; i++) {
@@ -352,7 +341,7 @@ export function cmEncode(input: Uint8Array, colEnds: Uint32Array | null = null):
   return enc.finish();
 }
 
-export function cmDecode(payload: Uint8Array, rawLen: number, colEnds: Uint32Array | null = null): Uint8Array {
+export function cmDecodeJs(payload: Uint8Array, rawLen: number, colEnds: Uint32Array | null = null): Uint8Array {
   const out = new Uint8Array(rawLen);
   const m = new CMModel(out, rawLen, colEnds);
   const dec = new ArithDecoder(payload);
