@@ -12,7 +12,7 @@
  */
 import { Transform, type TransformCallback } from "node:stream";
 import zlib from "node:zlib";
-import { brotli, gzip, xzCompress, zstdCompress } from "./backends.js";
+import { brotli, brotliAsync, gzip, xzCompress, zstdCompress } from "./backends.js";
 import { CHAMBERS, chamberById, generalHint } from "./chambers/registry.js";
 import {
   CHAMBER_NAMES,
@@ -111,6 +111,17 @@ interface Choice {
   enc: Encoded;
 }
 
+/**
+ * At max, inputs of at least GUARD_MIN_BYTES skip the general chamber (brotli-11 + xz-9, the
+ * slowest work after context mixing) when the modelling chambers already produced at most
+ * GUARD_RATIO × a brotli-9 estimate of the input, or when brotli-9 saves almost nothing. On the
+ * benchmark corpora min(brotli-11, xz-9) is never below 0.58 × brotli-9 where a modelling chamber
+ * beats that ratio, so the output stays below both backends; smaller inputs always try general.
+ */
+export const GUARD_MIN_BYTES = 256 * 1024;
+export const GUARD_RATIO = 0.8;
+export const GUARD_INCOMPRESSIBLE = 0.99;
+
 async function encodeBlock(
   input: Uint8Array,
   level: Level,
@@ -124,8 +135,6 @@ async function encodeBlock(
   generalHint.stride = prof.feats.stride;
   const tried: { chamber: ChamberName; size: number | null }[] = [];
   let best: Choice | null = null;
-  // Start the general chamber first: its backends run on the thread pool while the main thread
-  // runs the modelling chambers; then collect every result in candidate order.
   const pending = new Map<ChamberName, Promise<Encoded | null>>();
   const start = (name: ChamberName): void => {
     const ch = CHAMBERS.get(name);
@@ -134,28 +143,54 @@ async function encodeBlock(
     p.catch(() => {}); // awaited below; this only marks the rejection as handled meanwhile
     pending.set(name, p);
   };
-  if (r.candidates.includes("general") && r.candidates.length > 1) {
+  const sizeOf = (e: Encoded | null): number => (e ? e.payload.length + e.params.length : Number.POSITIVE_INFINITY);
+  const withGeneral = r.candidates.includes("general") && r.candidates.length > 1;
+  const guarded = withGeneral && level === "max" && input.length >= GUARD_MIN_BYTES;
+  let guardNote = "";
+  if (withGeneral && !guarded) {
+    // small inputs: the general chamber's backends run on the thread pool while the main
+    // thread runs the modelling chambers
     start("general");
     await new Promise((res) => setImmediate(res)); // let the backend jobs reach the pool
   }
+  // large inputs at max: a quick brotli-9 of the input runs on the pool meanwhile; the general
+  // chamber (brotli-11, xz-9, strides) is then run only when the modelling chambers did not beat
+  // that estimate clearly (see GUARD_RATIO)
+  const quick = guarded ? brotliAsync(input, 9) : null;
+  quick?.catch(() => {});
   for (const name of r.candidates) {
+    if (name === "general" && guarded) continue;
     if (!pending.has(name)) {
       start(name);
       await pending.get(name)!.catch(() => null); // one modelling chamber at a time
     }
   }
+  if (guarded && quick) {
+    let modelled = Number.POSITIVE_INFINITY;
+    for (const name of r.candidates) if (name !== "general") modelled = Math.min(modelled, sizeOf(await pending.get(name)!));
+    const q9 = (await quick).length;
+    if (modelled <= GUARD_RATIO * q9) guardNote = `general skipped: ${modelled} B ≤ ${GUARD_RATIO} × brotli-9 (${q9} B)`;
+    else if (q9 >= GUARD_INCOMPRESSIBLE * input.length)
+      guardNote = `general skipped: brotli-9 saves under ${Math.round((1 - GUARD_INCOMPRESSIBLE) * 100)} %`;
+    else start("general");
+  }
   for (const name of r.candidates) {
-    const enc = await pending.get(name)!;
-    const size = enc ? enc.payload.length + enc.params.length : null;
+    const p = pending.get(name);
+    if (!p) {
+      tried.push({ chamber: name, size: null });
+      continue;
+    }
+    const enc = await p;
+    const size = enc ? sizeOf(enc) : null;
     tried.push({ chamber: name, size });
-    if (enc && (!best || size! < best.enc.payload.length + best.enc.params.length)) best = { chamber: name, enc };
+    if (enc && (!best || size! < sizeOf(best.enc))) best = { chamber: name, enc };
   }
   if (forced && !best) fail("codec_bad_input", `chamber ${forced} cannot encode this input`);
   // never expand: stored fallback (not when the caller forced a chamber)
   if (!forced && (!best || best.enc.payload.length + best.enc.params.length >= input.length)) {
     best = { chamber: "high_entropy", enc: { params: new Uint8Array(0), payload: input } };
   }
-  return { best: best!, prof, route: r, tried };
+  return { best: best!, prof, route: guardNote ? { ...r, reason: `${r.reason}; ${guardNote}` } : r, tried };
 }
 
 export async function compressWithReport(bytes: Uint8Array, options: CompressOptions = {}): Promise<CompressReport> {

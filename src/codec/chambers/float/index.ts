@@ -146,7 +146,9 @@ async function encodeWidth(input: Uint8Array, width: 4 | 8, level: string) {
     w.bytes(raw.finish());
     cands.push({ params: Uint8Array.of(width, 0, e), payload: w.finish() });
   }
-  if (hit < 0.99 || level === "max") {
+  // byte planes only when the decimal mode does not cover nearly every value (at max the general
+  // chamber still tries the stride-transposed bytes when this chamber does not win clearly)
+  if (hit < 0.99) {
     for (const xor of level === "fast" ? [true] : [true, false]) {
       const b = await bestBackend(xorPlanes(input, width, xor), level === "max" ? "max" : "fast");
       cands.push({ params: Uint8Array.of(width, xor ? 1 : 2, b.backend), payload: b.payload });
