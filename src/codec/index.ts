@@ -139,7 +139,7 @@ async function encodeBlock(
   const start = (name: ChamberName): void => {
     const ch = CHAMBERS.get(name);
     if (!ch) fail("codec_bad_option", `unknown chamber ${name}`);
-    const p = ch.accepts(input) ? ch.encode(input, { level }) : Promise.resolve(null);
+    const p = ch.accepts(input) ? ch.encode(input, { level, dataClass: prof.data_class }) : Promise.resolve(null);
     p.catch(() => {}); // awaited below; this only marks the rejection as handled meanwhile
     pending.set(name, p);
   };
@@ -167,9 +167,11 @@ async function encodeBlock(
   }
   if (guarded && quick) {
     let modelled = Number.POSITIVE_INFINITY;
-    for (const name of r.candidates) if (name !== "general") modelled = Math.min(modelled, sizeOf(await pending.get(name)!));
+    for (const name of r.candidates)
+      if (name !== "general") modelled = Math.min(modelled, sizeOf(await pending.get(name)!));
     const q9 = (await quick).length;
-    if (modelled <= GUARD_RATIO * q9) guardNote = `general skipped: ${modelled} B ≤ ${GUARD_RATIO} × brotli-9 (${q9} B)`;
+    if (modelled <= GUARD_RATIO * q9)
+      guardNote = `general skipped: ${modelled} B ≤ ${GUARD_RATIO} × brotli-9 (${q9} B)`;
     else if (q9 >= GUARD_INCOMPRESSIBLE * input.length)
       guardNote = `general skipped: brotli-9 saves under ${Math.round((1 - GUARD_INCOMPRESSIBLE) * 100)} %`;
     else start("general");

@@ -5,7 +5,8 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { cmDecode, cmDecodeJs, cmEncode, cmEncodeJs } from "../../src/codec/entropy/cm.js";
+import { SPLIT_MIN, text } from "../../src/codec/chambers/text/index.js";
+import { cmDecode, cmDecodeJs, cmEncode, cmEncodeAll, cmEncodeJs } from "../../src/codec/entropy/cm.js";
 import { cmDecodeWasm, cmEncodeWasm } from "../../src/codec/entropy/cm-wasm.js";
 import { CodecError } from "../../src/codec/index.js";
 import { rng, utf8 } from "./helpers.js";
@@ -97,5 +98,62 @@ describe("context-mixing model: WebAssembly build = TypeScript reference", () =>
       out,
     ]);
     expect(hex(readFileSync(out))).toBe(hex(readFileSync(new URL("model.wasm", src))));
+  }, 60_000);
+});
+
+describe("segments and the worker thread", () => {
+  const words = ["lab", "phi", "codec", "model", "mixing", "context", "the", "of", "and", "segment", "prime"];
+  const prose = (bytes: number, seed: number): Uint8Array => {
+    const r = rng(seed);
+    const parts: string[] = [];
+    let len = 0;
+    while (len < bytes) {
+      const w = words[Math.floor(r() * words.length)]!;
+      parts.push(w);
+      len += w.length + 1;
+    }
+    return utf8(parts.join(" ").slice(0, bytes));
+  };
+
+  it("jobs coded at once (this thread + worker) give the reference model's bits, priming included", async () => {
+    const data = prose(120_000, 11);
+    const jobs = [
+      { input: data.subarray(0, 70_000), colEnds: null, primeLen: 0 },
+      { input: data.subarray(40_000), colEnds: null, primeLen: 30_000 },
+    ];
+    const [a, b] = await cmEncodeAll(jobs);
+    expect(hex(a!)).toBe(hex(cmEncodeJs(jobs[0]!.input)));
+    expect(hex(b!)).toBe(hex(cmEncodeJs(jobs[1]!.input, null, 30_000)));
+    // the primed segment decodes only with its prefix, in both builds
+    const prefix = data.subarray(40_000, 70_000);
+    expect(hex(cmDecode(b!, 50_000, null, prefix))).toBe(hex(data.subarray(70_000)));
+    expect(hex(cmDecodeJs(b!, 50_000, null, prefix))).toBe(hex(data.subarray(70_000)));
+  });
+
+  it("text of 1 MiB or more is coded as two segments (model v2) and round-trips; smaller text stays v1", async () => {
+    const big = prose(SPLIT_MIN + 5000, 5);
+    const enc = await text.encode(big, { level: "max", dataClass: "text" });
+    expect(enc!.params[0]).toBe(2);
+    const ctx = { maxOutputBytes: 1 << 28, maxModelOutputBytes: 1 << 26 };
+    expect(hex(await text.decode(enc!.params, enc!.payload, big.length, ctx))).toBe(hex(big));
+    // whole-input stream for the same data is within 1 % (the split costs little)
+    const whole = cmEncode(big);
+    expect(enc!.payload.length).toBeLessThan(whole.length * 1.01);
+    // a wrong segment length is refused, never decoded into other bytes
+    const bad = enc!.payload.slice();
+    const at = bad.indexOf(2) + 1; // first segment length, low byte
+    bad[at] = bad[at]! ^ 1;
+    const codes: string[] = [];
+    try {
+      await text.decode(enc!.params, bad, big.length, ctx);
+      codes.push("ok");
+    } catch (e) {
+      codes.push(e instanceof CodecError ? e.code : String(e));
+    }
+    expect(codes).toEqual(["codec_corrupt"]);
+    const small = await text.encode(big.subarray(0, 50_000), { level: "max", dataClass: "text" });
+    expect(small!.params[0]).toBe(1);
+    const csv = await text.encode(big, { level: "max", dataClass: "csv" });
+    expect(csv!.params[0]).toBe(1);
   }, 60_000);
 });

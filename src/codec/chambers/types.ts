@@ -38,11 +38,13 @@ export const COMPRESS_CHAMBERS: readonly ChamberName[] = [
 
 export interface EncodeCtx {
   level: Level;
+  /** the router's data class for this input (chambers may tune to it); absent when forced */
+  dataClass?: string;
 }
 export interface DecodeCtx {
   /** hard cap on any output or intermediate buffer */
   maxOutputBytes: number;
-  /** cap on the output of context-mixing streams (they decode at ~0.3 MB/s): bounds decode time */
+  /** cap on the output of context-mixing streams (they decode at ~0.5 MB/s): bounds decode time */
   maxModelOutputBytes: number;
 }
 export interface Encoded {

@@ -1,38 +1,30 @@
 import { readFileSync } from "node:fs";
+import { Worker } from "node:worker_threads";
 import { fail } from "../errors.js";
 import { APM_ROW, DT, SQUASH, STRETCH } from "./cm-tables.js";
+import { decode, encode, type ModelTables, WasmCorrupt, WasmOutOfMemory } from "./cm-wasm/host.mjs";
 
 /**
- * Host side of the WebAssembly context-mixing model (cm-wasm/model.as.ts → model.wasm).
- * One module, compiled once; one instance (own linear memory) per call, so the tables of a large
- * input are freed with the instance. Input is coded in slices of SLICE bytes: the engine starts a
- * call in its baseline tier and moves to optimized code for later calls.
- * Returns null when WebAssembly cannot run here (no module, or memory cannot grow): the caller
- * falls back to the TypeScript model, which produces the same bits.
+ * The WebAssembly build of the context-mixing model (cm-wasm/model.as.ts → model.wasm; host
+ * glue in cm-wasm/host.mjs). Functions return null when WebAssembly cannot run here (no module,
+ * or memory cannot grow): callers fall back to the TypeScript model, which produces the same bits.
+ * cmEncodeParallel codes independent jobs on the main thread and one worker thread at once.
  */
-interface Exports {
-  memory: { buffer: ArrayBuffer };
-  alloc(n: number): number;
-  setTables(stretch: number, squash: number, dt: number, apmRow: number): void;
-  init(buf: number, n: number, colEnds: number, nCol: number, mode: number, out: number, outCap: number): void;
-  step(from: number, to: number): number;
-  finish(): number;
-}
 
 /** the part of the WebAssembly JS API used here (@types/node declares it only as types) */
 interface WasmApi {
   Module: new (bytes: Uint8Array) => object;
-  Instance: new (module: object, imports: object) => { exports: unknown };
 }
 const Wasm = (globalThis as unknown as { WebAssembly?: WasmApi }).WebAssembly;
+const MODEL_URL = new URL("./cm-wasm/model.wasm", import.meta.url);
+const WORKER_URL = new URL("./cm-wasm/worker.mjs", import.meta.url);
+const TABLES: ModelTables = { stretch: STRETCH, squash: SQUASH, dt: DT, apmRow: APM_ROW };
 
-const SLICE = 1 << 16;
 let mod: object | null | undefined;
-
 function module(): object | null {
   if (mod === undefined) {
     try {
-      mod = Wasm ? new Wasm.Module(readFileSync(new URL("./cm-wasm/model.wasm", import.meta.url))) : null;
+      mod = Wasm ? new Wasm.Module(readFileSync(MODEL_URL)) : null;
     } catch {
       mod = null;
     }
@@ -40,66 +32,98 @@ function module(): object | null {
   return mod ?? null;
 }
 
-class WasmOutOfMemory extends Error {}
-
-function instance(): { e: Exports; put: (a: ArrayBufferView) => number } | null {
-  const m = module();
-  if (!m || !Wasm) return null;
-  const e = new Wasm.Instance(m, {
-    env: {
-      abort: () => {
-        throw new WasmOutOfMemory("context-mixing model could not allocate its tables");
-      },
-    },
-  }).exports as unknown as Exports;
-  const put = (a: ArrayBufferView): number => {
-    const p = e.alloc(Math.max(1, a.byteLength));
-    new Uint8Array(e.memory.buffer, p, a.byteLength).set(new Uint8Array(a.buffer, a.byteOffset, a.byteLength));
-    return p;
-  };
-  e.setTables(put(STRETCH), put(SQUASH), put(DT), put(APM_ROW));
-  return { e, put };
+function outOfMemory(err: unknown): boolean {
+  return err instanceof WasmOutOfMemory || err instanceof RangeError;
 }
 
-function guarded<T>(fn: () => T): T | null {
+export function cmEncodeWasm(input: Uint8Array, colEnds: Uint32Array | null, primeLen = 0): Uint8Array | null {
+  const m = module();
+  if (!m) return null;
   try {
-    return fn();
+    return encode(m, TABLES, input, colEnds, primeLen);
   } catch (err) {
-    if (err instanceof WasmOutOfMemory || err instanceof RangeError) return null;
+    if (outOfMemory(err)) return null;
     throw err;
   }
 }
 
-export function cmEncodeWasm(input: Uint8Array, colEnds: Uint32Array | null): Uint8Array | null {
-  return guarded(() => {
-    const inst = instance();
-    if (!inst) return null;
-    const { e, put } = inst;
-    const n = input.length;
-    const buf = put(input);
-    const ce = colEnds ? put(colEnds) : 0;
-    // at most 12 bits per input bit (probabilities are clamped to [1, 4095]) + the 4-byte flush
-    const cap = n + (n >> 1) + 64;
-    const out = e.alloc(cap);
-    e.init(buf, n, ce, colEnds ? colEnds.length : 0, 0, out, cap);
-    for (let i = 0; i < n; i += SLICE) if (e.step(i, Math.min(n, i + SLICE)) < 0) return null;
-    const len = e.finish();
-    if (len < 0) return null;
-    return new Uint8Array(e.memory.buffer, out, len).slice();
-  });
+export function cmDecodeWasm(
+  payload: Uint8Array,
+  rawLen: number,
+  colEnds: Uint32Array | null,
+  prefix: Uint8Array | null = null,
+): Uint8Array | null {
+  const m = module();
+  if (!m) return null;
+  try {
+    return decode(m, TABLES, payload, rawLen, colEnds, prefix);
+  } catch (err) {
+    if (err instanceof WasmCorrupt) fail("codec_corrupt", err.message);
+    if (outOfMemory(err)) return null;
+    throw err;
+  }
 }
 
-export function cmDecodeWasm(payload: Uint8Array, rawLen: number, colEnds: Uint32Array | null): Uint8Array | null {
-  return guarded(() => {
-    const inst = instance();
-    if (!inst) return null;
-    const { e, put } = inst;
-    const pl = put(payload);
-    const ce = colEnds ? put(colEnds) : 0;
-    const buf = e.alloc(Math.max(1, rawLen));
-    e.init(buf, rawLen, ce, colEnds ? colEnds.length : 0, 1, pl, payload.length);
-    for (let i = 0; i < rawLen; i += SLICE)
-      if (e.step(i, Math.min(rawLen, i + SLICE)) < 0) fail("codec_corrupt", "context-mixing stream ends early");
-    return new Uint8Array(e.memory.buffer, buf, rawLen).slice();
-  });
+export interface CmJob {
+  /** bytes to code; the first primeLen only train the model */
+  input: Uint8Array;
+  colEnds: Uint32Array | null;
+  primeLen: number;
+}
+
+interface Pending {
+  resolve: (out: Uint8Array | null) => void;
+}
+let worker: Worker | null | undefined;
+const waiting = new Map<number, Pending>();
+let nextId = 1;
+
+function theWorker(): Worker | null {
+  if (worker === undefined) {
+    try {
+      const w = new Worker(WORKER_URL, { workerData: { tables: TABLES } });
+      w.unref(); // never keeps the process alive
+      w.on("message", (msg: { id: number; out: Uint8Array | null; error?: string | null }) => {
+        const p = waiting.get(msg.id);
+        waiting.delete(msg.id);
+        p?.resolve(msg.out ? new Uint8Array(msg.out) : null);
+      });
+      const drop = (): void => {
+        worker = null; // do not retry: jobs run on the main thread from now on
+        for (const p of waiting.values()) p.resolve(null);
+        waiting.clear();
+      };
+      w.on("error", drop);
+      w.on("exit", drop);
+      worker = w;
+    } catch {
+      worker = null;
+    }
+  }
+  return worker;
+}
+
+function inWorker(job: CmJob): Promise<Uint8Array | null> {
+  const w = module() ? theWorker() : null;
+  if (!w) return Promise.resolve(null);
+  const id = nextId++;
+  return new Promise((resolve) => {
+    waiting.set(id, { resolve });
+    w.ref(); // keep the process alive while a job is out
+    w.postMessage({ id, input: job.input, colEnds: job.colEnds, primeLen: job.primeLen });
+  }).finally(() => {
+    if (waiting.size === 0) worker?.unref();
+  }) as Promise<Uint8Array | null>;
+}
+
+/**
+ * Code independent jobs at once: the first on this thread, the others on the worker. A job the
+ * worker cannot take is coded here afterwards. `fallback` codes one job when WebAssembly cannot.
+ */
+export async function cmEncodeParallel(jobs: CmJob[], fallback: (job: CmJob) => Uint8Array): Promise<Uint8Array[]> {
+  const remote = jobs.slice(1).map((j) => inWorker(j));
+  const here = (j: CmJob): Uint8Array => cmEncodeWasm(j.input, j.colEnds, j.primeLen) ?? fallback(j);
+  const first = jobs.length ? [here(jobs[0]!)] : [];
+  const rest = await Promise.all(remote);
+  return [...first, ...rest.map((out, i) => out ?? here(jobs[i + 1]!))];
 }

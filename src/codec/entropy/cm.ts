@@ -1,7 +1,7 @@
 import { fail } from "../errors.js";
 import { ArithDecoder, ArithEncoder } from "./arith.js";
 import { APM_ROW, DT, STRETCH, squash } from "./cm-tables.js";
-import { cmDecodeWasm, cmEncodeWasm } from "./cm-wasm.js";
+import { type CmJob, cmDecodeWasm, cmEncodeParallel, cmEncodeWasm } from "./cm-wasm.js";
 
 /**
  * Order-N context-mixing byte model (lpaq-like, plain JS):
@@ -317,43 +317,69 @@ function upd(t: Uint32Array, i: number, target: number): void {
  * CM-code bytes; output = arithmetic-coded stream (length known from the container). Runs the
  * WebAssembly build of this model (cm-wasm/), which produces the same bits about twice as fast;
  * the TypeScript model below is the reference and the fallback when WebAssembly cannot run.
+ * primeLen > 0: input[0..primeLen) only trains the model (the decoder gets it as `prefix`).
  */
-export function cmEncode(input: Uint8Array, colEnds: Uint32Array | null = null): Uint8Array {
-  return cmEncodeWasm(input, colEnds) ?? cmEncodeJs(input, colEnds);
+export function cmEncode(input: Uint8Array, colEnds: Uint32Array | null = null, primeLen = 0): Uint8Array {
+  return cmEncodeWasm(input, colEnds, primeLen) ?? cmEncodeJs(input, colEnds, primeLen);
 }
 
-export function cmDecode(payload: Uint8Array, rawLen: number, colEnds: Uint32Array | null = null): Uint8Array {
-  return cmDecodeWasm(payload, rawLen, colEnds) ?? cmDecodeJs(payload, rawLen, colEnds);
+export function cmDecode(
+  payload: Uint8Array,
+  rawLen: number,
+  colEnds: Uint32Array | null = null,
+  prefix: Uint8Array | null = null,
+): Uint8Array {
+  return cmDecodeWasm(payload, rawLen, colEnds, prefix) ?? cmDecodeJs(payload, rawLen, colEnds, prefix);
+}
+
+/** code several independent jobs at once (this thread + a worker thread) */
+export function cmEncodeAll(jobs: CmJob[]): Promise<Uint8Array[]> {
+  return cmEncodeParallel(jobs, (j) => cmEncodeJs(j.input, j.colEnds, j.primeLen));
 }
 
 /** the reference TypeScript model (the same bits as the WebAssembly build) */
-export function cmEncodeJs(input: Uint8Array, colEnds: Uint32Array | null = null): Uint8Array {
-  const m = new CMModel(input, input.length, colEnds);
+export function cmEncodeJs(input: Uint8Array, colEnds: Uint32Array | null = null, primeLen = 0): Uint8Array {
+  const m = new CMModel(input.slice(), input.length, colEnds);
   const enc = new ArithEncoder((input.length >> 2) + 64);
   for (let i = 0; i < input.length; i++) {
     const c = input[i]!;
     for (let k = 7; k >= 0; k--) {
       const y = (c >> k) & 1;
-      enc.encode(y, m.p());
+      const p = m.p();
+      if (i >= primeLen) enc.encode(y, p);
       m.update(y);
     }
   }
   return enc.finish();
 }
 
-export function cmDecodeJs(payload: Uint8Array, rawLen: number, colEnds: Uint32Array | null = null): Uint8Array {
-  const out = new Uint8Array(rawLen);
-  const m = new CMModel(out, rawLen, colEnds);
+export function cmDecodeJs(
+  payload: Uint8Array,
+  rawLen: number,
+  colEnds: Uint32Array | null = null,
+  prefix: Uint8Array | null = null,
+): Uint8Array {
+  const pl = prefix ? prefix.length : 0;
+  const buf = new Uint8Array(pl + rawLen);
+  if (prefix) buf.set(prefix);
+  const m = new CMModel(buf, buf.length, colEnds);
+  for (let i = 0; i < pl; i++) {
+    const c = buf[i]!;
+    for (let k = 7; k >= 0; k--) {
+      m.p();
+      m.update((c >> k) & 1);
+    }
+  }
   const dec = new ArithDecoder(payload);
-  for (let i = 0; i < rawLen; i++) {
+  for (let i = pl; i < buf.length; i++) {
     let c = 0;
     for (let k = 0; k < 8; k++) {
       const y = dec.decode(m.p());
       m.update(y);
       c = (c << 1) | y;
     }
-    out[i] = c;
+    buf[i] = c;
     if (dec.overrun > 4) fail("codec_corrupt", "context-mixing stream ends early");
   }
-  return out;
+  return buf.subarray(pl);
 }

@@ -36,14 +36,16 @@ export function generalChamber(strideHint: () => number): Chamber {
     summary: "best of brotli-11 / zstd-19 / xz-9 (by level), optional stride transposition",
     accepts: () => true,
     async encode(input, ctx) {
-      const plain = await bestBackend(input, ctx.level);
-      let best = { params: Uint8Array.of(plain.backend, 0), payload: plain.payload };
       const stride = strideHint();
-      if (stride > 0 && ctx.level !== "fast" && input.length >= stride * 16) {
-        const t = await bestBackend(transpose(input, stride), ctx.level);
-        if (t.payload.length < best.payload.length)
-          best = { params: Uint8Array.of(t.backend, stride), payload: t.payload };
-      }
+      const lanes = stride > 0 && ctx.level !== "fast" && input.length >= stride * 16;
+      // the plain and the transposed input are coded at once (thread pool)
+      const [plain, t] = await Promise.all([
+        bestBackend(input, ctx.level),
+        lanes ? bestBackend(transpose(input, stride), ctx.level) : null,
+      ]);
+      let best = { params: Uint8Array.of(plain.backend, 0), payload: plain.payload };
+      if (t && t.payload.length < best.payload.length)
+        best = { params: Uint8Array.of(t.backend, stride), payload: t.payload };
       return best;
     },
     async decode(params, payload, rawLen) {

@@ -1,5 +1,5 @@
 import { backendDecode } from "../../backends.js";
-import { cmDecode, cmEncode } from "../../entropy/cm.js";
+import { cmDecode, cmEncodeAll } from "../../entropy/cm.js";
 import { fail } from "../../errors.js";
 import { ByteReader, ByteWriter } from "../../format/varint.js";
 import { bestBackend } from "../general/index.js";
@@ -8,14 +8,34 @@ import { columnsOf, joinJson, LIT, STR, splitJson } from "./split.js";
 
 const CM = 4;
 
-async function codeStream(
-  data: Uint8Array,
+interface Coded {
+  coder: number;
+  bytes: Uint8Array;
+}
+
+/** skeleton and values: at max both through context mixing, coded at once on two threads */
+async function codeStreams(
+  skeleton: Uint8Array,
+  values: Uint8Array,
+  colEnds: Uint32Array | null,
   level: Level,
-  colEnds: Uint32Array | null = null,
-): Promise<{ coder: number; bytes: Uint8Array }> {
-  if (level === "max") return { coder: CM, bytes: cmEncode(data, colEnds) };
-  const b = await bestBackend(data, level);
-  return { coder: b.backend, bytes: b.payload };
+): Promise<[Coded, Coded]> {
+  if (level === "max") {
+    const [v, s] = await cmEncodeAll([
+      { input: values, colEnds, primeLen: 0 },
+      { input: skeleton, colEnds: null, primeLen: 0 },
+    ]);
+    return [
+      { coder: CM, bytes: s! },
+      { coder: CM, bytes: v! },
+    ];
+  }
+  const s = await bestBackend(skeleton, level);
+  const v = await bestBackend(values, level);
+  return [
+    { coder: s.backend, bytes: s.payload },
+    { coder: v.backend, bytes: v.payload },
+  ];
 }
 async function decodeStream(
   coder: number,
@@ -94,8 +114,7 @@ function jsonChamber(name: ChamberName, columnar: boolean): Chamber {
       const back = joinJson(split.skeleton, split.values, input.length);
       if (!back || Buffer.compare(back, input) !== 0) return null;
       const blob = valueBlob(split.values, order);
-      const s = await codeStream(split.skeleton, ctx.level);
-      const v = await codeStream(blob, ctx.level, ends);
+      const [s, v] = await codeStreams(split.skeleton, blob, ends, ctx.level);
       const w = new ByteWriter(s.bytes.length + v.bytes.length + 16);
       w.uvarint(split.skeleton.length);
       w.uvarint(blob.length);

@@ -4,7 +4,7 @@
 // operations in the same order; the lookup tables (stretch, squash, 1/(n+1.4), the APM row)
 // are computed once in JS and copied in, so both builds read the same values.
 //
-// Use: alloc + setTables, init(...), then step(from, to) over consecutive byte ranges (the
+// Use: alloc + setTables, init(...), then step(from, to, prime) over consecutive byte ranges (the
 // host calls it in slices so the engine can tier the loop up to optimized code early), then
 // finish() when encoding.
 
@@ -174,8 +174,12 @@ export function init(buf: usize, n: i32, colEnds: usize, nCol: i32, mode: i32, o
   }
 }
 
-/** code or decode bytes [from, to); returns 0, or -1 (encoder: out full; decoder: stream ends early) */
-export function step(from: i32, to: i32): i32 {
+/**
+ * code or decode bytes [from, to); returns 0, or -1 (encoder: out full; decoder: stream ends
+ * early). prime = 1: the bytes are already in buf and only train the model (nothing is coded) —
+ * a segment's model starts from the bytes before it.
+ */
+export function step(from: i32, to: i32, prime: i32): i32 {
   const buf = gBuf;
   const colEnds = gColEnds;
   const nCol = gNCol;
@@ -213,7 +217,7 @@ export function step(from: i32, to: i32): i32 {
   let status = 0;
 
   for (let i = from; i < to; i++) {
-    const c: i32 = enc ? <i32>load<u8>(buf + i) : 0;
+    const c: i32 = enc || prime ? <i32>load<u8>(buf + i) : 0;
     for (let b = 7; b >= 0; b--) {
       if (newByte) {
         // byte contexts (after each byte, and once at the start)
@@ -300,7 +304,8 @@ export function step(from: i32, to: i32): i32 {
       let y: i32;
       const range = x2 - x1;
       const xmid = x1 + (range >>> 12) * <u32>pr + (((range & 0xfff) * <u32>pr) >>> 12);
-      if (enc) {
+      if (prime) y = (c >> b) & 1;
+      else if (enc) {
         y = (c >> b) & 1;
         if (y) x2 = xmid;
         else x1 = xmid + 1;
