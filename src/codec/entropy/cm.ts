@@ -3,6 +3,8 @@ import { ArithDecoder, ArithEncoder } from "./arith.js";
 import { APM_ROW, DT, STRETCH, squash } from "./cm-tables.js";
 import { type CmJob, cmDecodeWasm, cmEncodeParallel, cmEncodeWasm } from "./cm-wasm.js";
 
+export type { CmJob } from "./cm-wasm.js";
+
 /**
  * Order-N context-mixing byte model (lpaq-like, plain JS):
  *  - order-0 and order-1 direct tables, hashed order-2/3/4/6 tables and a word model
