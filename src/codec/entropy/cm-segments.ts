@@ -8,11 +8,11 @@ import { type CmJob, cmDecode } from "./cm.js";
  *   uvarint prime, uvarint 2, uvarint len0, uvarint len1, uvarint coded0, stream0, stream1
  *
  * Segment 1's model is first trained on the `prime` bytes before it (they are not coded again),
- * so the split costs about 1 % on prose. Column contexts (JSON values) are rebased for segment 1:
- * its column ends count values from the start of its training bytes.
+ * so the split costs about 1 % on prose (repeats farther back than that are lost, which is why
+ * column-ordered JSON values and numeric tables stay one stream).
  */
 export const PRIME = 1 << 18;
-/** inputs of at least SPLIT_MIN bytes may be split */
+/** inputs of at least SPLIT_MIN bytes may be split (splitting 0.5-1 MiB text costs 2-3 %) */
 export const SPLIT_MIN = 1 << 20;
 
 /**
@@ -36,19 +36,11 @@ export function splitPoint(n: number, extra = 0): number | null {
   return cut > PRIME && cut < n ? cut : null;
 }
 
-/** column ends as seen by a model that starts at byte `from` of a 0-terminated value stream */
-function rebase(colEnds: Uint32Array | null, data: Uint8Array, from: number): Uint32Array | null {
-  if (!colEnds) return null;
-  let done = 0;
-  for (let i = 0; i < from; i++) if (data[i] === 0) done++;
-  return colEnds.map((e) => Math.max(0, e - done));
-}
-
 /** the two jobs for data split at `cut` */
-export function segmentJobs(data: Uint8Array, cut: number, colEnds: Uint32Array | null): [CmJob, CmJob] {
+export function segmentJobs(data: Uint8Array, cut: number): [CmJob, CmJob] {
   return [
-    { input: data.subarray(0, cut), colEnds, primeLen: 0 },
-    { input: data.subarray(cut - PRIME), colEnds: rebase(colEnds, data, cut - PRIME), primeLen: PRIME },
+    { input: data.subarray(0, cut), colEnds: null, primeLen: 0 },
+    { input: data.subarray(cut - PRIME), colEnds: null, primeLen: PRIME },
   ];
 }
 
@@ -64,7 +56,7 @@ export function writeSegments(n: number, cut: number, a: Uint8Array, b: Uint8Arr
   return w.finish();
 }
 
-export function decodeSegments(payload: Uint8Array, rawLen: number, colEnds: Uint32Array | null): Uint8Array {
+export function decodeSegments(payload: Uint8Array, rawLen: number): Uint8Array {
   const r = new ByteReader(payload);
   const prime = r.uvarintMax(rawLen, "prime length");
   const k = r.uvarintMax(Math.max(1, rawLen), "segment count");
@@ -83,9 +75,8 @@ export function decodeSegments(payload: Uint8Array, rawLen: number, colEnds: Uin
   let off = 0;
   for (let i = 0; i < k; i++) {
     const stream = i < k - 1 ? r.bytes(coded[i]!) : r.bytes(r.remaining);
-    const from = Math.max(0, off - prime);
-    const prefix = i === 0 ? null : out.subarray(from, off);
-    out.set(cmDecode(stream, lens[i]!, i === 0 ? colEnds : rebase(colEnds, out, from), prefix), off);
+    const prefix = i === 0 ? null : out.subarray(Math.max(0, off - prime), off);
+    out.set(cmDecode(stream, lens[i]!, null, prefix), off);
     off += lens[i]!;
   }
   return out;

@@ -1,25 +1,19 @@
 import { backendDecode } from "../../backends.js";
 import { cmDecode, cmEncodeAll } from "../../entropy/cm.js";
-import { decodeSegments, segmentJobs, splitPoint, splitsWell, writeSegments } from "../../entropy/cm-segments.js";
 import { fail } from "../../errors.js";
 import { ByteReader, ByteWriter } from "../../format/varint.js";
 import { bestBackend } from "../general/index.js";
 import type { Chamber, ChamberName, DecodeCtx, Level } from "../types.js";
 import { columnsOf, joinJson, LIT, STR, splitJson } from "./split.js";
 
-/** stream coders after the backend ids 0-3: one context-mixing stream, or two segments */
 const CM = 4;
-const CM_SEGMENTS = 5;
 
 interface Coded {
   coder: number;
   bytes: Uint8Array;
 }
 
-/**
- * skeleton and values: at max both through context mixing, coded at once on two threads; a large
- * value stream is split in two segments (coder CM_SEGMENTS), the second coded with the skeleton
- */
+/** skeleton and values: at max both through context mixing, coded at once on two threads */
 async function codeStreams(
   skeleton: Uint8Array,
   values: Uint8Array,
@@ -27,17 +21,8 @@ async function codeStreams(
   level: Level,
 ): Promise<[Coded, Coded]> {
   if (level === "max") {
-    const cut = splitsWell(values) ? splitPoint(values.length, skeleton.length) : null;
-    if (cut !== null) {
-      const [v0, v1, s] = await cmEncodeAll([
-        ...segmentJobs(values, cut, colEnds),
-        { input: skeleton, colEnds: null, primeLen: 0 },
-      ]);
-      return [
-        { coder: CM, bytes: s! },
-        { coder: CM_SEGMENTS, bytes: writeSegments(values.length, cut, v0!, v1!) },
-      ];
-    }
+    // values stay one stream: column-ordered values repeat across the whole document, and a
+    // second segment would lose those long-range matches (13 % on gsoc-2018.json)
     const [v, s] = await cmEncodeAll([
       { input: values, colEnds, primeLen: 0 },
       { input: skeleton, colEnds: null, primeLen: 0 },
@@ -61,9 +46,8 @@ async function decodeStream(
   ctx: DecodeCtx,
   colEnds: Uint32Array | null = null,
 ): Promise<Uint8Array> {
-  if ((coder === CM || coder === CM_SEGMENTS) && len > ctx.maxModelOutputBytes)
+  if (coder === CM && len > ctx.maxModelOutputBytes)
     fail("codec_too_large", `context-mixing stream of ${len} bytes exceeds maxModelOutputBytes`);
-  if (coder === CM_SEGMENTS) return decodeSegments(bytes, len, colEnds);
   return coder === CM ? cmDecode(bytes, len, colEnds) : backendDecode(coder, bytes, len);
 }
 
@@ -141,8 +125,7 @@ function jsonChamber(name: ChamberName, columnar: boolean): Chamber {
       return { params: Uint8Array.of(s.coder, v.coder), payload: w.finish() };
     },
     async decode(params, payload, rawLen, dctx) {
-      if (params.length !== 2 || params[0]! > CM || params[1]! > CM_SEGMENTS)
-        fail("codec_bad_params", "bad JSON coders");
+      if (params.length !== 2 || params[0]! > CM || params[1]! > CM) fail("codec_bad_params", "bad JSON coders");
       const r = new ByteReader(payload);
       const skelLen = r.uvarintMax(rawLen, "skeleton length");
       const blobLen = r.uvarintMax(2 * rawLen + 1, "value stream length");

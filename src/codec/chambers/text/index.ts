@@ -15,7 +15,7 @@ const V2 = 2;
 /** two segments, coded at once (v2) */
 async function encodeSegments(data: Uint8Array): Promise<Uint8Array> {
   const cut = splitPoint(data.length)!;
-  const [a, b] = await cmEncodeAll(segmentJobs(data, cut, null));
+  const [a, b] = await cmEncodeAll(segmentJobs(data, cut));
   return writeSegments(data.length, cut, a!, b!);
 }
 
@@ -43,7 +43,7 @@ export const text: Chamber = {
       fail("codec_bad_params", "unknown text model version or filter");
     if (rawLen > ctx.maxModelOutputBytes)
       fail("codec_too_large", `context-mixing stream of ${rawLen} bytes exceeds maxModelOutputBytes`);
-    const out = params[0] === V1 ? cmDecode(payload, rawLen) : decodeSegments(payload, rawLen, null);
+    const out = params[0] === V1 ? cmDecode(payload, rawLen) : decodeSegments(payload, rawLen);
     return params[1] === 1 ? x86Decode(out) : out;
   },
 };
