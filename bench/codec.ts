@@ -439,6 +439,7 @@ function summarize(rows: FileRow[], args: Args, memory: Record<string, number>, 
         pass: all.omni_vs_brotli <= 0.87,
       },
       entropy_bounds: { within_5pct: bounds.every((b) => b.over <= 0.05), files: bounds },
+      numeric_decode: numericDecode(rows),
       compress_time_vs_brotli: {
         omni_ms: round(all.c_ms[top]!, 0),
         brotli_ms: round(all.c_ms["brotli-11"]!, 0),
@@ -447,6 +448,22 @@ function summarize(rows: FileRow[], args: Args, memory: Record<string, number>, 
     },
     files: rows,
   };
+}
+
+const NUMERIC_CHAMBERS = new Set(["zrw", "float", "delta"]);
+const NUMERIC_DECODE_MBPS = 100;
+
+/** decode speed of every file whose max-level container uses a numeric chamber (target ≥ 100 MB/s) */
+function numericDecode(rows: FileRow[]) {
+  const files = rows
+    .filter((r) => NUMERIC_CHAMBERS.has(r.omni.max?.chamber ?? ""))
+    .map((r) => ({
+      path: r.path,
+      chamber: r.omni.max!.chamber,
+      mbps: round(r.bytes / 1e3 / r.omni.max!.d_ms, 1),
+    }));
+  const min = files.length ? Math.min(...files.map((f) => f.mbps)) : null;
+  return { target_mbps: NUMERIC_DECODE_MBPS, min_mbps: min, pass: min === null || min >= NUMERIC_DECODE_MBPS, files };
 }
 
 type Report = ReturnType<typeof summarize>;
@@ -521,6 +538,7 @@ function markdown(r: Report): string {
     `- Never larger than min(brotli-11, xz-9) + 16 B on any file: ${ck.never_larger_than_min_brotli_xz_plus_16.pass ? "held" : `**${ck.never_larger_than_min_brotli_xz_plus_16.violations.length} violations**: ${ck.never_larger_than_min_brotli_xz_plus_16.violations.map((v) => `${v.path} (${v.omni} vs brotli ${v.brotli}, xz ${v.xz})`).join("; ")}`}.`,
   );
   L.push(
+    `- Numeric chambers (zrw, float, delta) decode at ≥ ${ck.numeric_decode.target_mbps} MB/s on every file they won: slowest ${ck.numeric_decode.min_mbps ?? "–"} MB/s over ${ck.numeric_decode.files.length} files — ${ck.numeric_decode.pass ? "met" : "**missed**"}.`,
     `- Total compress time ${top} ${(ck.compress_time_vs_brotli.omni_ms / 1000).toFixed(1)} s vs brotli-11 ${(ck.compress_time_vs_brotli.brotli_ms / 1000).toFixed(1)} s: ${ck.compress_time_vs_brotli.pass ? "met" : "**missed**"}.`,
   );
   if (ck.entropy_bounds.files.length) {

@@ -146,10 +146,11 @@ async function encodeWidth(input: Uint8Array, width: 4 | 8, level: string) {
     w.bytes(raw.finish());
     cands.push({ params: Uint8Array.of(width, 0, e), payload: w.finish() });
   }
-  // byte planes only when the decimal mode does not cover nearly every value (at max the general
-  // chamber still tries the stride-transposed bytes when this chamber does not win clearly)
+  // byte planes only when the decimal mode does not cover nearly every value
   if (hit < 0.99) {
-    for (const xor of level === "fast" ? [true] : [true, false]) {
+    // plain byte planes (mode 2) are what the general chamber's stride transposition tries at
+    // max, so there only the XOR planes are coded here
+    for (const xor of level === "balanced" ? [true, false] : [true]) {
       const b = await bestBackend(xorPlanes(input, width, xor), level === "max" ? "max" : "fast");
       cands.push({ params: Uint8Array.of(width, xor ? 1 : 2, b.backend), payload: b.payload });
     }
