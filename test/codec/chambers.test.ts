@@ -88,6 +88,22 @@ describe("chamber behaviour", () => {
     expect(c.length).toBeLessThan(bound * 1.05);
   });
 
+  it("zrw codes runs of uniform values and lengths within 5% of their entropy (unsigned direct kind)", async () => {
+    const rr = rng(11);
+    const vals: number[] = [];
+    while (vals.length < 262144) {
+      const v = Math.floor(rr() * 50);
+      const len = 1 + Math.floor(rr() * 64);
+      for (let k = 0; k < len; k++) vals.push(v);
+    }
+    vals.length = 262144;
+    let runs = 1;
+    for (let i = 1; i < vals.length; i++) if (vals[i] !== vals[i - 1]) runs++;
+    const bound = (runs * (Math.log2(50) + Math.log2(64))) / 8;
+    const c = await compress(i32(vals), { chamber: "zrw" });
+    expect(c.length).toBeLessThan(bound * 1.05);
+  });
+
   it("delta turns a regular clock into a few bytes", async () => {
     const clock = i32(Array.from({ length: 10000 }, (_, i) => 1_700_000_000 + 60 * i));
     const c = await compress(clock, { chamber: "delta", bare: true });

@@ -15,6 +15,7 @@ import { ransDecode, ransDecodeCtx, ransEncode, ransEncodeCtx } from "./rans.js"
  *     3 runs    — (value, run length) pairs, each sequence coded again (no nested runs)
  *     4 token-ctx — as token, but each token's rANS table is chosen by the previous token's
  *                   magnitude band (7 bands): volatility clustering in real series
+ *     5 direct-unsigned — as direct, over the residuals themselves (all ≥ 0, no zigzag)
  */
 export type Transform = 0 | 1 | 2;
 export interface IntCodeOptions {
@@ -130,6 +131,21 @@ function encodeResidualKinds(res: Float64Array, opts: IntCodeOptions, depth: num
       cands.push(w4.finish());
     }
   }
+  // direct alphabet over the residuals themselves when none is negative (no zigzag: the table has
+  // no gaps at the odd symbols zigzag would leave empty)
+  let minR = 0;
+  let maxR = 0;
+  for (let i = 0; i < n; i++) {
+    const v = res[i]!;
+    if (v < minR) minR = v;
+    if (v > maxR) maxR = v;
+  }
+  if (!opts.fast && minR >= 0 && maxR < 65536 && maxR + 1 <= Math.max(64, n / 2)) {
+    const w = new ByteWriter(n);
+    w.byte(5);
+    w.block(ransEncode(res, n, maxR + 1));
+    cands.push(w.finish());
+  }
   // direct alphabet
   if (!opts.fast && maxZ < 65536 && maxZ + 1 <= Math.max(64, n / 2)) {
     const w = new ByteWriter(n);
@@ -213,6 +229,12 @@ function decodeResiduals(r: ByteReader, n: number, depth: number, kind: number):
     const sub = r.block();
     const zs = ransDecode(new ByteReader(sub), n, 65536);
     for (let i = 0; i < n; i++) out[i] = unzig(zs[i]!);
+    return out;
+  }
+  if (kind === 5) {
+    const sub = r.block();
+    const vs = ransDecode(new ByteReader(sub), n, 65536);
+    for (let i = 0; i < n; i++) out[i] = vs[i]!;
     return out;
   }
   if (kind === 2) {
