@@ -61,7 +61,7 @@ export interface DecompressOptions {
   ratioFloorBytes?: number;
   /**
    * cap on the bytes a context-mixing stream (chamber text, JSON at max) may declare
-   * (default 64 MiB ≈ 3–4 min of decoding here): bounds decode time, → codec_too_large
+   * (default 64 MiB ≈ 2 min of decoding here): bounds decode time, → codec_too_large
    */
   maxModelOutputBytes?: number;
 }
