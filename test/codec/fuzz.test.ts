@@ -1,4 +1,8 @@
 import { describe, expect, it } from "vitest";
+import { chamberId } from "../../src/codec/chambers/types.js";
+import { cmEncode } from "../../src/codec/entropy/cm.js";
+import { writeFramed } from "../../src/codec/format/container.js";
+import { ByteWriter } from "../../src/codec/format/varint.js";
 import { CodecError, type CompressOptions, compress, decompress } from "../../src/codec/index.js";
 import { f64, i32, rng, utf8 } from "./helpers.js";
 
@@ -34,6 +38,9 @@ describe("fuzz: mutated containers", () => {
       [i32(Array.from({ length: 100 }, (_, i) => i * i)), { chamber: "zrw-v5-chunked" }],
     ];
     const bases = await Promise.all(cases.map(async ([input, o]) => ({ input, o, c: await compress(input, o) })));
+    const seg = segmentedText();
+    expect(Buffer.from(await decompress(seg.c)).equals(Buffer.from(seg.input))).toBe(true);
+    bases.push(seg);
     const stats = { ok: 0, codecError: 0, bareWrong: 0 };
     for (let it = 0; it < ITERATIONS; it++) {
       const { input, o, c } = bases[it % bases.length]!;
@@ -55,6 +62,22 @@ describe("fuzz: mutated containers", () => {
     expect(stats.ok + stats.codecError + stats.bareWrong).toBe(ITERATIONS);
   });
 });
+
+/**
+ * A text container in the two-segment layout (2), built by hand at a small size (the encoder
+ * splits only prose of ≥ 1 MiB): 600 bytes, segment 1 primed with the 100 bytes before it.
+ */
+function segmentedText(): { input: Uint8Array; o: CompressOptions; c: Uint8Array } {
+  const input = utf8("segments of a context-mixing stream, primed by the bytes before them. ".repeat(9).slice(0, 600));
+  const a = cmEncode(input.subarray(0, 300));
+  const b = cmEncode(input.subarray(200), null, 100);
+  const w = new ByteWriter(a.length + b.length + 16);
+  for (const v of [100, 2, 300, 300, a.length]) w.uvarint(v);
+  w.bytes(a);
+  w.bytes(b);
+  const block = { chamber: chamberId("text"), rawLen: input.length, params: Uint8Array.of(2, 0), payload: w.finish() };
+  return { input, o: { chamber: "text" }, c: writeFramed("max", [block], input, false) };
+}
 
 function mutate(c: Uint8Array, r: () => number): Uint8Array {
   const kind = Math.floor(r() * 6);
