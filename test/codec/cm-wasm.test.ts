@@ -6,8 +6,9 @@ import { promisify } from "node:util";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { text } from "../../src/codec/chambers/text/index.js";
-import { cmDecode, cmDecodeJs, cmEncode, cmEncodeAll, cmEncodeJs } from "../../src/codec/entropy/cm.js";
+import { type CmModel, cmDecode, cmDecodeJs, cmEncode, cmEncodeAll, cmEncodeJs } from "../../src/codec/entropy/cm.js";
 import { SPLIT_MIN } from "../../src/codec/entropy/cm-segments.js";
+import { MODEL_LIMIT } from "../../src/codec/entropy/cm-tables.js";
 import { cmDecodeWasm, cmEncodeWasm } from "../../src/codec/entropy/cm-wasm.js";
 import { CodecError } from "../../src/codec/index.js";
 import { rng, utf8 } from "./helpers.js";
@@ -35,14 +36,14 @@ describe("context-mixing model: WebAssembly build = TypeScript reference", () =>
         .map(([unit, k]) => Uint8Array.from({ length: unit.length * k }, (_, i) => unit[i % unit.length]!)),
     );
     fc.assert(
-      fc.property(inputs, (input) => {
-        const w = cmEncodeWasm(input, null);
+      fc.property(inputs, fc.constantFrom<CmModel>(1, 2), (input, model) => {
+        const w = cmEncodeWasm(input, null, 0, MODEL_LIMIT[model]);
         expect(w).not.toBeNull();
-        expect(hex(w!)).toBe(hex(cmEncodeJs(input)));
-        expect(hex(cmDecodeWasm(w!, input.length, null)!)).toBe(hex(input));
-        expect(hex(cmDecodeJs(w!, input.length))).toBe(hex(input));
+        expect(hex(w!)).toBe(hex(cmEncodeJs(input, null, 0, model)));
+        expect(hex(cmDecodeWasm(w!, input.length, null, null, MODEL_LIMIT[model])!)).toBe(hex(input));
+        expect(hex(cmDecodeJs(w!, input.length, null, null, model))).toBe(hex(input));
       }),
-      { numRuns: 60 },
+      { numRuns: 80 },
     );
   });
 
@@ -53,9 +54,11 @@ describe("context-mixing model: WebAssembly build = TypeScript reference", () =>
       Array.from({ length: 300 }, () => (r() * 1000).toFixed(2)),
       Array.from({ length: 300 }, () => (r() < 0.5 ? "true" : "false")),
     ]);
-    const w = cmEncode(data, colEnds);
-    expect(hex(w)).toBe(hex(cmEncodeJs(data, colEnds)));
-    expect(hex(cmDecode(w, data.length, colEnds))).toBe(hex(data));
+    for (const model of [1, 2] as const) {
+      const w = cmEncode(data, colEnds, 0, model);
+      expect(hex(w)).toBe(hex(cmEncodeJs(data, colEnds, 0, model)));
+      expect(hex(cmDecode(w, data.length, colEnds, null, model))).toBe(hex(data));
+    }
   });
 
   it("same bits across the host's 64 KiB slices (state carried between calls)", () => {
@@ -64,9 +67,24 @@ describe("context-mixing model: WebAssembly build = TypeScript reference", () =>
     const text = Array.from({ length: 40000 }, () => words[Math.floor(r() * words.length)]).join(" ");
     const input = utf8(text);
     expect(input.length).toBeGreaterThan(3 * 65536);
-    const w = cmEncode(input);
-    expect(hex(w)).toBe(hex(cmEncodeJs(input)));
-    expect(hex(cmDecode(w, input.length))).toBe(hex(input));
+    const w = cmEncode(input, null, 0, 2);
+    expect(hex(w)).toBe(hex(cmEncodeJs(input, null, 0, 2)));
+    expect(hex(cmDecode(w, input.length, null, null, 2))).toBe(hex(input));
+  });
+
+  it("model 2 (counter limit 30) codes a different stream than model 1, and each decodes only as itself", () => {
+    const input = utf8("# readme\n\nInstall with npm. ".repeat(40) + "function f(x) { return x + 1; }\n".repeat(40));
+    const m1 = cmEncode(input, null, 0, 1);
+    const m2 = cmEncode(input, null, 0, 2);
+    expect(hex(m1)).not.toBe(hex(m2));
+    expect(hex(cmDecode(m2, input.length, null, null, 2))).toBe(hex(input));
+    let wrong = "";
+    try {
+      wrong = hex(cmDecode(m2, input.length, null, null, 1));
+    } catch {
+      wrong = "error";
+    }
+    expect(wrong).not.toBe(hex(input));
   });
 
   it("a truncated stream is codec_corrupt in both builds, never wrong bytes", () => {
@@ -119,26 +137,26 @@ describe("segments and the worker thread", () => {
   it("jobs coded at once (this thread + worker) give the reference model's bits, priming included", async () => {
     const data = prose(120_000, 11);
     const jobs = [
-      { input: data.subarray(0, 70_000), colEnds: null, primeLen: 0 },
-      { input: data.subarray(40_000), colEnds: null, primeLen: 30_000 },
+      { input: data.subarray(0, 70_000), colEnds: null, primeLen: 0, model: 2 as const },
+      { input: data.subarray(40_000), colEnds: null, primeLen: 30_000, model: 2 as const },
     ];
     const [a, b] = await cmEncodeAll(jobs);
-    expect(hex(a!)).toBe(hex(cmEncodeJs(jobs[0]!.input)));
-    expect(hex(b!)).toBe(hex(cmEncodeJs(jobs[1]!.input, null, 30_000)));
+    expect(hex(a!)).toBe(hex(cmEncodeJs(jobs[0]!.input, null, 0, 2)));
+    expect(hex(b!)).toBe(hex(cmEncodeJs(jobs[1]!.input, null, 30_000, 2)));
     // the primed segment decodes only with its prefix, in both builds
     const prefix = data.subarray(40_000, 70_000);
-    expect(hex(cmDecode(b!, 50_000, null, prefix))).toBe(hex(data.subarray(70_000)));
-    expect(hex(cmDecodeJs(b!, 50_000, null, prefix))).toBe(hex(data.subarray(70_000)));
+    expect(hex(cmDecode(b!, 50_000, null, prefix, 2))).toBe(hex(data.subarray(70_000)));
+    expect(hex(cmDecodeJs(b!, 50_000, null, prefix, 2))).toBe(hex(data.subarray(70_000)));
   });
 
-  it("text of 1 MiB or more is coded as two segments (model v2) and round-trips; smaller text stays v1", async () => {
+  it("text of 1 MiB or more is coded as two segments (layout 4) and round-trips; smaller text is one stream (layout 3)", async () => {
     const big = prose(SPLIT_MIN + 5000, 5);
     const enc = await text.encode(big, { level: "max", dataClass: "text" });
-    expect(enc!.params[0]).toBe(2);
+    expect(enc!.params[0]).toBe(4);
     const ctx = { maxOutputBytes: 1 << 28, maxModelOutputBytes: 1 << 26 };
     expect(hex(await text.decode(enc!.params, enc!.payload, big.length, ctx))).toBe(hex(big));
     // whole-input stream for the same data is within 1 % (the split costs little)
-    const whole = cmEncode(big);
+    const whole = cmEncode(big, null, 0, 2);
     expect(enc!.payload.length).toBeLessThan(whole.length * 1.01);
     // a wrong segment length is refused, never decoded into other bytes
     const bad = enc!.payload.slice();
@@ -153,8 +171,8 @@ describe("segments and the worker thread", () => {
     }
     expect(codes).toEqual(["codec_corrupt"]);
     const small = await text.encode(big.subarray(0, SPLIT_MIN - 1), { level: "max", dataClass: "text" });
-    expect(small!.params[0]).toBe(1);
+    expect(small!.params[0]).toBe(3);
     const csv = await text.encode(big, { level: "max", dataClass: "csv" });
-    expect(csv!.params[0]).toBe(1);
+    expect(csv!.params[0]).toBe(3);
   }, 60_000);
 });

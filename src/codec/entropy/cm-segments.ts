@@ -1,6 +1,6 @@
 import { fail } from "../errors.js";
 import { ByteReader, ByteWriter } from "../format/varint.js";
-import { type CmJob, cmDecode } from "./cm.js";
+import { type CmJob, type CmModel, cmDecode } from "./cm.js";
 
 /**
  * Two-segment context-mixing streams, so one input is coded on two threads at once.
@@ -37,10 +37,10 @@ export function splitPoint(n: number, extra = 0): number | null {
 }
 
 /** the two jobs for data split at `cut` */
-export function segmentJobs(data: Uint8Array, cut: number): [CmJob, CmJob] {
+export function segmentJobs(data: Uint8Array, cut: number, model: CmModel): [CmJob, CmJob] {
   return [
-    { input: data.subarray(0, cut), colEnds: null, primeLen: 0 },
-    { input: data.subarray(cut - PRIME), colEnds: null, primeLen: PRIME },
+    { input: data.subarray(0, cut), colEnds: null, primeLen: 0, model },
+    { input: data.subarray(cut - PRIME), colEnds: null, primeLen: PRIME, model },
   ];
 }
 
@@ -56,7 +56,7 @@ export function writeSegments(n: number, cut: number, a: Uint8Array, b: Uint8Arr
   return w.finish();
 }
 
-export function decodeSegments(payload: Uint8Array, rawLen: number): Uint8Array {
+export function decodeSegments(payload: Uint8Array, rawLen: number, model: CmModel): Uint8Array {
   const r = new ByteReader(payload);
   const prime = r.uvarintMax(rawLen, "prime length");
   const k = r.uvarintMax(Math.max(1, rawLen), "segment count");
@@ -76,7 +76,7 @@ export function decodeSegments(payload: Uint8Array, rawLen: number): Uint8Array 
   for (let i = 0; i < k; i++) {
     const stream = i < k - 1 ? r.bytes(coded[i]!) : r.bytes(r.remaining);
     const prefix = i === 0 ? null : out.subarray(Math.max(0, off - prime), off);
-    out.set(cmDecode(stream, lens[i]!, null, prefix), off);
+    out.set(cmDecode(stream, lens[i]!, null, prefix, model), off);
     off += lens[i]!;
   }
   return out;

@@ -32,3 +32,13 @@ for (let i = 0; i < 1024; i++) DT[i] = 1 / (i + 1.4);
 /** initial APM row: 24 interpolation points of squash, scaled to 16 bits */
 export const APM_ROW = new Uint16Array(24);
 for (let j = 0; j < 24; j++) APM_ROW[j] = Math.min(65535, squash(Math.round((j * 4096) / 23 - 2048)) * 16);
+
+/**
+ * Model versions. They differ only in the counters' confidence limit (how many observations a
+ * counter averages before its rate stops falling): 255 in model 1; 30 in model 2, which tracks
+ * changing statistics (concatenated documents, code, markup) better — 0.5 % smaller on the
+ * corpus heads it was measured on, 2-4 % on READMEs and code — and loses ≤ 0.7 % on long
+ * uniform prose.
+ */
+export type CmModel = 1 | 2;
+export const MODEL_LIMIT: Record<CmModel, number> = { 1: 255, 2: 30 };

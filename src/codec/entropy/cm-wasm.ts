@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { Worker } from "node:worker_threads";
 import { fail } from "../errors.js";
-import { APM_ROW, DT, SQUASH, STRETCH } from "./cm-tables.js";
+import { APM_ROW, type CmModel, DT, MODEL_LIMIT, SQUASH, STRETCH } from "./cm-tables.js";
 import { decode, encode, type ModelTables, WasmCorrupt, WasmOutOfMemory } from "./cm-wasm/host.mjs";
 
 /**
@@ -36,11 +36,16 @@ function outOfMemory(err: unknown): boolean {
   return err instanceof WasmOutOfMemory || err instanceof RangeError;
 }
 
-export function cmEncodeWasm(input: Uint8Array, colEnds: Uint32Array | null, primeLen = 0): Uint8Array | null {
+export function cmEncodeWasm(
+  input: Uint8Array,
+  colEnds: Uint32Array | null,
+  primeLen: number,
+  limit: number,
+): Uint8Array | null {
   const m = module();
   if (!m) return null;
   try {
-    return encode(m, TABLES, input, colEnds, primeLen);
+    return encode(m, TABLES, input, colEnds, primeLen, limit);
   } catch (err) {
     if (outOfMemory(err)) return null;
     throw err;
@@ -51,12 +56,13 @@ export function cmDecodeWasm(
   payload: Uint8Array,
   rawLen: number,
   colEnds: Uint32Array | null,
-  prefix: Uint8Array | null = null,
+  prefix: Uint8Array | null,
+  limit: number,
 ): Uint8Array | null {
   const m = module();
   if (!m) return null;
   try {
-    return decode(m, TABLES, payload, rawLen, colEnds, prefix);
+    return decode(m, TABLES, payload, rawLen, colEnds, prefix, limit);
   } catch (err) {
     if (err instanceof WasmCorrupt) fail("codec_corrupt", err.message);
     if (outOfMemory(err)) return null;
@@ -69,6 +75,7 @@ export interface CmJob {
   input: Uint8Array;
   colEnds: Uint32Array | null;
   primeLen: number;
+  model: CmModel;
 }
 
 interface Pending {
@@ -110,7 +117,13 @@ function inWorker(job: CmJob): Promise<Uint8Array | null> {
   return new Promise((resolve) => {
     waiting.set(id, { resolve });
     w.ref(); // keep the process alive while a job is out
-    w.postMessage({ id, input: job.input, colEnds: job.colEnds, primeLen: job.primeLen });
+    w.postMessage({
+      id,
+      input: job.input,
+      colEnds: job.colEnds,
+      primeLen: job.primeLen,
+      limit: MODEL_LIMIT[job.model],
+    });
   }).finally(() => {
     if (waiting.size === 0) worker?.unref();
   }) as Promise<Uint8Array | null>;
@@ -122,7 +135,8 @@ function inWorker(job: CmJob): Promise<Uint8Array | null> {
  */
 export async function cmEncodeParallel(jobs: CmJob[], fallback: (job: CmJob) => Uint8Array): Promise<Uint8Array[]> {
   const remote = jobs.slice(1).map((j) => inWorker(j));
-  const here = (j: CmJob): Uint8Array => cmEncodeWasm(j.input, j.colEnds, j.primeLen) ?? fallback(j);
+  const here = (j: CmJob): Uint8Array =>
+    cmEncodeWasm(j.input, j.colEnds, j.primeLen, MODEL_LIMIT[j.model]) ?? fallback(j);
   const first = jobs.length ? [here(jobs[0]!)] : [];
   const rest = await Promise.all(remote);
   return [...first, ...rest.map((out, i) => out ?? here(jobs[i + 1]!))];

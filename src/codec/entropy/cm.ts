@@ -1,8 +1,9 @@
 import { fail } from "../errors.js";
 import { ArithDecoder, ArithEncoder } from "./arith.js";
-import { APM_ROW, DT, STRETCH, squash } from "./cm-tables.js";
+import { APM_ROW, type CmModel, DT, MODEL_LIMIT, STRETCH, squash } from "./cm-tables.js";
 import { type CmJob, cmDecodeWasm, cmEncodeParallel, cmEncodeWasm } from "./cm-wasm.js";
 
+export type { CmModel } from "./cm-tables.js";
 export type { CmJob } from "./cm-wasm.js";
 
 /**
@@ -18,7 +19,6 @@ export type { CmJob } from "./cm-wasm.js";
  * Memory is sized to the input: tables of 2^bits 32-bit slots, bits = clamp(log2(n)+1, 16, 22).
  */
 
-const LIMIT = 255;
 const N_HASHED = 8; // o2 o3 o4 o6 word×prev column o5 word
 const N_IN = 2 + N_HASHED + 3; // o0 o1 + hashed + match (2) + bias
 
@@ -106,7 +106,8 @@ export class CMModel {
   constructor(
     private readonly buf: Uint8Array,
     n: number,
-    colEnds: Uint32Array | null = null,
+    colEnds: Uint32Array | null,
+    private readonly limit: number,
   ) {
     const lr = 1.5e-8;
     this.colEnds = colEnds;
@@ -206,12 +207,12 @@ export class CMModel {
     this.apm3.update(y);
     // counters
     const target = y ? 4194303 : 0;
-    upd(this.o0, this.c0, target);
-    upd(this.o1, this.slot[1]!, target);
-    for (let k = 0; k < N_HASHED; k++) upd(this.tab, this.slot[2 + k]!, target);
+    upd(this.o0, this.c0, target, this.limit);
+    upd(this.o1, this.slot[1]!, target, this.limit);
+    for (let k = 0; k < N_HASHED; k++) upd(this.tab, this.slot[2 + k]!, target, this.limit);
     if (this.mslot >= 0) {
-      upd(this.mm, this.mslot, target);
-      upd(this.mm2, this.mslot2, target);
+      upd(this.mm, this.mslot, target, this.limit);
+      upd(this.mm2, this.mslot2, target, this.limit);
       if (((this.mexp >>> (7 - this.bitPos)) & 1) !== y) {
         this.mexp = -1;
         this.mlen = 0;
@@ -307,12 +308,12 @@ export class CMModel {
   }
 }
 
-function upd(t: Uint32Array, i: number, target: number): void {
+function upd(t: Uint32Array, i: number, target: number, limit: number): void {
   const v = t[i]!;
   const n = v & 1023;
   const p = v >>> 10;
   const np = p + (((target - p) * DT[n]!) | 0);
-  t[i] = ((np << 10) | (n < LIMIT ? n + 1 : n)) >>> 0;
+  t[i] = ((np << 10) | (n < limit ? n + 1 : n)) >>> 0;
 }
 
 /**
@@ -321,8 +322,14 @@ function upd(t: Uint32Array, i: number, target: number): void {
  * the TypeScript model below is the reference and the fallback when WebAssembly cannot run.
  * primeLen > 0: input[0..primeLen) only trains the model (the decoder gets it as `prefix`).
  */
-export function cmEncode(input: Uint8Array, colEnds: Uint32Array | null = null, primeLen = 0): Uint8Array {
-  return cmEncodeWasm(input, colEnds, primeLen) ?? cmEncodeJs(input, colEnds, primeLen);
+export function cmEncode(
+  input: Uint8Array,
+  colEnds: Uint32Array | null = null,
+  primeLen = 0,
+  model: CmModel = 1,
+): Uint8Array {
+  const limit = MODEL_LIMIT[model];
+  return cmEncodeWasm(input, colEnds, primeLen, limit) ?? cmEncodeJs(input, colEnds, primeLen, model);
 }
 
 export function cmDecode(
@@ -330,18 +337,27 @@ export function cmDecode(
   rawLen: number,
   colEnds: Uint32Array | null = null,
   prefix: Uint8Array | null = null,
+  model: CmModel = 1,
 ): Uint8Array {
-  return cmDecodeWasm(payload, rawLen, colEnds, prefix) ?? cmDecodeJs(payload, rawLen, colEnds, prefix);
+  return (
+    cmDecodeWasm(payload, rawLen, colEnds, prefix, MODEL_LIMIT[model]) ??
+    cmDecodeJs(payload, rawLen, colEnds, prefix, model)
+  );
 }
 
 /** code several independent jobs at once (this thread + a worker thread) */
 export function cmEncodeAll(jobs: CmJob[]): Promise<Uint8Array[]> {
-  return cmEncodeParallel(jobs, (j) => cmEncodeJs(j.input, j.colEnds, j.primeLen));
+  return cmEncodeParallel(jobs, (j) => cmEncodeJs(j.input, j.colEnds, j.primeLen, j.model));
 }
 
 /** the reference TypeScript model (the same bits as the WebAssembly build) */
-export function cmEncodeJs(input: Uint8Array, colEnds: Uint32Array | null = null, primeLen = 0): Uint8Array {
-  const m = new CMModel(input.slice(), input.length, colEnds);
+export function cmEncodeJs(
+  input: Uint8Array,
+  colEnds: Uint32Array | null = null,
+  primeLen = 0,
+  model: CmModel = 1,
+): Uint8Array {
+  const m = new CMModel(input.slice(), input.length, colEnds, MODEL_LIMIT[model]);
   const enc = new ArithEncoder((input.length >> 2) + 64);
   for (let i = 0; i < input.length; i++) {
     const c = input[i]!;
@@ -360,11 +376,12 @@ export function cmDecodeJs(
   rawLen: number,
   colEnds: Uint32Array | null = null,
   prefix: Uint8Array | null = null,
+  model: CmModel = 1,
 ): Uint8Array {
   const pl = prefix ? prefix.length : 0;
   const buf = new Uint8Array(pl + rawLen);
   if (prefix) buf.set(prefix);
-  const m = new CMModel(buf, buf.length, colEnds);
+  const m = new CMModel(buf, buf.length, colEnds, MODEL_LIMIT[model]);
   for (let i = 0; i < pl; i++) {
     const c = buf[i]!;
     for (let k = 7; k >= 0; k--) {

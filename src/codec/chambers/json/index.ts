@@ -1,12 +1,15 @@
 import { backendDecode } from "../../backends.js";
-import { cmDecode, cmEncodeAll } from "../../entropy/cm.js";
+import { type CmModel, cmDecode, cmEncodeAll } from "../../entropy/cm.js";
 import { fail } from "../../errors.js";
 import { ByteReader, ByteWriter } from "../../format/varint.js";
 import { bestBackend } from "../general/index.js";
 import type { Chamber, ChamberName, DecodeCtx, Level } from "../types.js";
 import { columnsOf, joinJson, LIT, STR, splitJson } from "./split.js";
 
-const CM = 4;
+/** stream coders after the backend ids 0-3: context mixing with model 1 (4) or model 2 (5) */
+const CM_CODERS: Record<number, CmModel> = { 4: 1, 5: 2 };
+const JSON_MODEL: CmModel = 2;
+const CM = 5; // the coder id of JSON_MODEL
 
 interface Coded {
   coder: number;
@@ -24,8 +27,8 @@ async function codeStreams(
     // values stay one stream: column-ordered values repeat across the whole document, and a
     // second segment would lose those long-range matches (13 % on gsoc-2018.json)
     const [v, s] = await cmEncodeAll([
-      { input: values, colEnds, primeLen: 0 },
-      { input: skeleton, colEnds: null, primeLen: 0 },
+      { input: values, colEnds, primeLen: 0, model: JSON_MODEL },
+      { input: skeleton, colEnds: null, primeLen: 0, model: JSON_MODEL },
     ]);
     return [
       { coder: CM, bytes: s! },
@@ -46,9 +49,10 @@ async function decodeStream(
   ctx: DecodeCtx,
   colEnds: Uint32Array | null = null,
 ): Promise<Uint8Array> {
-  if (coder === CM && len > ctx.maxModelOutputBytes)
+  const model = CM_CODERS[coder];
+  if (model && len > ctx.maxModelOutputBytes)
     fail("codec_too_large", `context-mixing stream of ${len} bytes exceeds maxModelOutputBytes`);
-  return coder === CM ? cmDecode(bytes, len, colEnds) : backendDecode(coder, bytes, len);
+  return model ? cmDecode(bytes, len, colEnds, null, model) : backendDecode(coder, bytes, len);
 }
 
 /** cumulative value counts per column, in column order */
@@ -125,7 +129,7 @@ function jsonChamber(name: ChamberName, columnar: boolean): Chamber {
       return { params: Uint8Array.of(s.coder, v.coder), payload: w.finish() };
     },
     async decode(params, payload, rawLen, dctx) {
-      if (params.length !== 2 || params[0]! > CM || params[1]! > CM) fail("codec_bad_params", "bad JSON coders");
+      if (params.length !== 2 || params[0]! > 5 || params[1]! > 5) fail("codec_bad_params", "bad JSON coders");
       const r = new ByteReader(payload);
       const skelLen = r.uvarintMax(rawLen, "skeleton length");
       const blobLen = r.uvarintMax(2 * rawLen + 1, "value stream length");

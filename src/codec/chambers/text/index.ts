@@ -1,28 +1,34 @@
-import { cmDecode, cmEncode, cmEncodeAll } from "../../entropy/cm.js";
+import { type CmModel, cmDecode, cmEncode, cmEncodeAll } from "../../entropy/cm.js";
 import { decodeSegments, segmentJobs, splitPoint, splitsWell, writeSegments } from "../../entropy/cm-segments.js";
 import { fail } from "../../errors.js";
 import type { Chamber } from "../types.js";
 import { isExecutable, x86Decode, x86Encode } from "./x86.js";
 
 /**
- * Model versions written in params[0]; a decoder refuses versions it does not know.
- *  1 — one context-mixing stream over the whole input (short or numeric text, binary).
- *  2 — two segments coded at once on two threads (entropy/cm-segments.ts).
+ * Layouts written in params[0]; a decoder refuses layouts it does not know.
+ *  1 — one stream, model 1          2 — two segments (entropy/cm-segments.ts), model 1
+ *  3 — one stream, model 2          4 — two segments, model 2
+ * The encoder writes 3 and 4; 1 and 2 (model 1, before the counter limit changed) still decode.
  */
-const V1 = 1;
-const V2 = 2;
+const LAYOUTS: Record<number, { model: CmModel; split: boolean }> = {
+  1: { model: 1, split: false },
+  2: { model: 1, split: true },
+  3: { model: 2, split: false },
+  4: { model: 2, split: true },
+};
+const MODEL: CmModel = 2;
 
-/** two segments, coded at once (v2) */
+/** two segments, coded at once */
 async function encodeSegments(data: Uint8Array): Promise<Uint8Array> {
   const cut = splitPoint(data.length)!;
-  const [a, b] = await cmEncodeAll(segmentJobs(data, cut));
+  const [a, b] = await cmEncodeAll(segmentJobs(data, cut, MODEL));
   return writeSegments(data.length, cut, a!, b!);
 }
 
 /**
  * text: UTF-8 text, XML, source code, CSV (and binary at max) — order-N context mixing
  * (entropy/cm.ts) into a binary arithmetic coder. Symmetric: decoding costs as much as encoding.
- * params: [model version, filter] — filter 1 = x86 E8/E9 call filter, used for ELF/PE inputs.
+ * params: [layout, filter] — filter 1 = x86 E8/E9 call filter, used for ELF/PE inputs.
  */
 export const text: Chamber = {
   name: "text",
@@ -34,16 +40,18 @@ export const text: Chamber = {
     // binary and CSV-like inputs lose more to the split than prose, markup and code
     const split = ctx.dataClass === "text" && splitsWell(data);
     return {
-      params: Uint8Array.of(split ? V2 : V1, x86 ? 1 : 0),
-      payload: split ? await encodeSegments(data) : cmEncode(data),
+      params: Uint8Array.of(split ? 4 : 3, x86 ? 1 : 0),
+      payload: split ? await encodeSegments(data) : cmEncode(data, null, 0, MODEL),
     };
   },
   async decode(params, payload, rawLen, ctx) {
-    if (params.length !== 2 || (params[0] !== V1 && params[0] !== V2) || params[1]! > 1)
-      fail("codec_bad_params", "unknown text model version or filter");
+    const layout = params.length === 2 ? LAYOUTS[params[0]!] : undefined;
+    if (!layout || params[1]! > 1) fail("codec_bad_params", "unknown text layout or filter");
     if (rawLen > ctx.maxModelOutputBytes)
       fail("codec_too_large", `context-mixing stream of ${rawLen} bytes exceeds maxModelOutputBytes`);
-    const out = params[0] === V1 ? cmDecode(payload, rawLen) : decodeSegments(payload, rawLen);
+    const out = layout.split
+      ? decodeSegments(payload, rawLen, layout.model)
+      : cmDecode(payload, rawLen, null, null, layout.model);
     return params[1] === 1 ? x86Decode(out) : out;
   },
 };

@@ -12,6 +12,7 @@ export function encode(
   input: Uint8Array,
   colEnds: Uint32Array | null,
   primeLen: number,
+  limit: number,
 ): Uint8Array | null;
 export function decode(
   module: object,
@@ -20,4 +21,5 @@ export function decode(
   rawLen: number,
   colEnds: Uint32Array | null,
   prefix: Uint8Array | null,
+  limit: number,
 ): Uint8Array;

@@ -26,7 +26,7 @@ function instance(module, tables) {
 }
 
 /** code input[primeLen..] after training the model on input[0..primeLen); null when out is full */
-export function encode(module, tables, input, colEnds, primeLen) {
+export function encode(module, tables, input, colEnds, primeLen, limit) {
   const { e, put } = instance(module, tables);
   const n = input.length;
   const buf = put(input);
@@ -35,7 +35,7 @@ export function encode(module, tables, input, colEnds, primeLen) {
   // at most 12 bits per input bit (probabilities are clamped to [1, 4095]) + the 4-byte flush
   const cap = coded + (coded >> 1) + 64;
   const out = e.alloc(cap);
-  e.init(buf, n, ce, colEnds ? colEnds.length : 0, 0, out, cap);
+  e.init(buf, n, ce, colEnds ? colEnds.length : 0, 0, out, cap, limit);
   for (let i = 0; i < primeLen; i += SLICE) e.step(i, Math.min(primeLen, i + SLICE), 1);
   for (let i = primeLen; i < n; i += SLICE) if (e.step(i, Math.min(n, i + SLICE), 0) < 0) return null;
   const len = e.finish();
@@ -44,7 +44,7 @@ export function encode(module, tables, input, colEnds, primeLen) {
 }
 
 /** decode rawLen bytes that follow `prefix` (the model is trained on the prefix first) */
-export function decode(module, tables, payload, rawLen, colEnds, prefix) {
+export function decode(module, tables, payload, rawLen, colEnds, prefix, limit) {
   const { e, put } = instance(module, tables);
   const pl = put(payload);
   const ce = colEnds ? put(colEnds) : 0;
@@ -52,7 +52,7 @@ export function decode(module, tables, payload, rawLen, colEnds, prefix) {
   const n = p + rawLen;
   const buf = e.alloc(Math.max(1, n));
   if (p) new Uint8Array(e.memory.buffer, buf, p).set(prefix);
-  e.init(buf, n, ce, colEnds ? colEnds.length : 0, 1, pl, payload.length);
+  e.init(buf, n, ce, colEnds ? colEnds.length : 0, 1, pl, payload.length, limit);
   for (let i = 0; i < p; i += SLICE) e.step(i, Math.min(p, i + SLICE), 1);
   for (let i = p; i < n; i += SLICE)
     if (e.step(i, Math.min(n, i + SLICE), 0) < 0) throw new WasmCorrupt("context-mixing stream ends early");

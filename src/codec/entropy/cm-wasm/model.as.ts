@@ -10,7 +10,6 @@
 
 const N_HASHED: i32 = 8;
 const N_IN: i32 = 13;
-const LIMIT: u32 = 255;
 
 let STRETCH: usize = 0; // i16[4096]
 let SQUASH: usize = 0; // i16[4096]
@@ -54,13 +53,13 @@ export function setTables(stretchT: usize, squashT: usize, dt: usize, apmRow: us
   return h ^ (h >>> 13);
 }
 // @ts-ignore: decorator
-@inline function upd(t: usize, i: i32, target: i32): void {
+@inline function upd(t: usize, i: i32, target: i32, limit: u32): void {
   const a = t + ((<usize>i) << 2);
   const v = load<u32>(a);
   const n = v & 1023;
   const p = <i32>(v >>> 10);
   const np = p + <i32>(<f64>(target - p) * load<f64>(DT + ((<usize>n) << 3)));
-  store<u32>(a, ((<u32>np) << 10) | (n < LIMIT ? n + 1 : n));
+  store<u32>(a, ((<u32>np) << 10) | (n < limit ? n + 1 : n));
 }
 function fill32(p: usize, n: i32, v: u32): void {
   for (let i = 0; i < n; i++) store<u32>(p + ((<usize>i) << 2), v);
@@ -75,6 +74,8 @@ function apmTable(n: i32): usize {
 }
 
 // tables and inputs (set by init)
+/** counter confidence limit (model parameter: 255 in model 1, 30 in model 2) */
+let gLimit: u32 = 255;
 let gBuf: usize = 0;
 let gN: i32 = 0;
 let gColEnds: usize = 0;
@@ -124,7 +125,17 @@ let sApm2Base: u32 = 0;
  * mode 0: code buf[0..n) into out (capacity outCap); mode 1: decode from out[0..outCap) into
  * buf. Call once per instance.
  */
-export function init(buf: usize, n: i32, colEnds: usize, nCol: i32, mode: i32, out: usize, outCap: i32): void {
+export function init(
+  buf: usize,
+  n: i32,
+  colEnds: usize,
+  nCol: i32,
+  mode: i32,
+  out: usize,
+  outCap: i32,
+  limit: u32,
+): void {
+  gLimit = limit;
   gBuf = buf;
   gN = n;
   gColEnds = colEnds;
@@ -186,6 +197,7 @@ export function step(from: i32, to: i32, prime: i32): i32 {
   const shift = 32 - bits;
   const mbits = gMbits;
   const apmMask = gApmMask;
+  const limit = gLimit;
   const lr: f64 = 1.5e-8;
   let x1 = sX1;
   let x2 = sX2;
@@ -424,19 +436,19 @@ export function step(from: i32, to: i32, prime: i32): i32 {
       store<u16>(i3, <u16>(<i32>load<u16>(i3) + ((g - <i32>load<u16>(i3)) >> 7)));
       store<u16>(i3 + 2, <u16>(<i32>load<u16>(i3 + 2) + ((g - <i32>load<u16>(i3 + 2)) >> 7)));
       const target = y ? 4194303 : 0;
-      upd(o0, c0, target);
-      upd(o1, slot1, target);
-      upd(tab, q0, target);
-      upd(tab, q1, target);
-      upd(tab, q2, target);
-      upd(tab, q3, target);
-      upd(tab, q4, target);
-      upd(tab, q5, target);
-      upd(tab, q6, target);
-      upd(tab, q7, target);
+      upd(o0, c0, target, limit);
+      upd(o1, slot1, target, limit);
+      upd(tab, q0, target, limit);
+      upd(tab, q1, target, limit);
+      upd(tab, q2, target, limit);
+      upd(tab, q3, target, limit);
+      upd(tab, q4, target, limit);
+      upd(tab, q5, target, limit);
+      upd(tab, q6, target, limit);
+      upd(tab, q7, target, limit);
       if (mslot >= 0) {
-        upd(mm, mslot, target);
-        upd(mm2, mslot2, target);
+        upd(mm, mslot, target, limit);
+        upd(mm2, mslot2, target, limit);
         if (expBit !== y) {
           mexp = -1;
           mlen = 0;

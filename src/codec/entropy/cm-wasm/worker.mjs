@@ -6,9 +6,9 @@ import { encode, WasmOutOfMemory } from "./host.mjs";
 
 const module = new WebAssembly.Module(readFileSync(new URL("./model.wasm", import.meta.url)));
 
-parentPort.on("message", ({ id, input, colEnds, primeLen }) => {
+parentPort.on("message", ({ id, input, colEnds, primeLen, limit }) => {
   try {
-    const out = encode(module, workerData.tables, input, colEnds, primeLen);
+    const out = encode(module, workerData.tables, input, colEnds, primeLen, limit);
     parentPort.postMessage({ id, out }, out ? [out.buffer] : []);
   } catch (err) {
     parentPort.postMessage({ id, out: null, error: err instanceof WasmOutOfMemory ? null : String(err) });
