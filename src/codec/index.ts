@@ -112,7 +112,7 @@ interface Choice {
 }
 
 /**
- * At max, inputs of at least GUARD_MIN_BYTES (binary excepted) skip the general chamber (brotli-11
+ * At max, inputs of at least GUARD_MIN_BYTES skip the general chamber (brotli-11
  * + xz-9, the slowest work after context mixing) when the modelling chambers already produced at
  * most GUARD_RATIO × a brotli-9 of the input (brotli-9 runs on the thread pool meanwhile), or when
  * brotli-9 saves under 1 %. On the benchmark corpus, wherever a modelling chamber came within
