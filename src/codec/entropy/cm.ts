@@ -357,7 +357,8 @@ export function cmEncodeJs(
   primeLen = 0,
   model: CmModel = 1,
 ): Uint8Array {
-  const m = new CMModel(input.slice(), input.length, colEnds, MODEL_LIMIT[model]);
+  // the model stores a byte only where buf differs from it, so the input is never written here
+  const m = new CMModel(input, input.length, colEnds, MODEL_LIMIT[model]);
   const enc = new ArithEncoder((input.length >> 2) + 64);
   for (let i = 0; i < input.length; i++) {
     const c = input[i]!;
