@@ -90,16 +90,38 @@ export function ransEncode(syms: ArrayLike<number>, n: number, alphabet: number)
   const freqs = normalize(counts, n);
   writeFreqs(w, freqs, alphabet);
   if (n === 0) return w.finish();
-  const start = new Uint32Array(alphabet);
-  for (let s = 1; s < alphabet; s++) start[s] = start[s - 1]! + freqs[s - 1]!;
-  // stream written backwards
+  writeStream(w, syms, n, alphabet, freqs, startsOf(freqs, alphabet), null);
+  return w.finish();
+}
+
+/** cumulative starts of a frequency table */
+function startsOf(freqs: Uint32Array, alphabet: number): Uint32Array {
+  const st = new Uint32Array(alphabet);
+  for (let s = 1; s < alphabet; s++) st[s] = st[s - 1]! + freqs[s - 1]!;
+  return st;
+}
+
+/**
+ * The two-state rANS stream (written backwards), then its states and length. Symbol i is coded
+ * with table table[i] (0 when table is null); table k occupies [k·alphabet, (k+1)·alphabet) of
+ * freqs and starts.
+ */
+function writeStream(
+  w: ByteWriter,
+  syms: ArrayLike<number>,
+  n: number,
+  alphabet: number,
+  freqs: Uint32Array,
+  starts: Uint32Array,
+  table: Uint8Array | null,
+): void {
   let cap = Math.max(64, (n >> 1) + 16);
   let out = new Uint8Array(cap);
   let p = cap;
   const xs = [L, L];
   for (let i = n - 1; i >= 0; i--) {
-    const s = syms[i]!;
-    const f = freqs[s]!;
+    const fi = (table ? table[i]! * alphabet : 0) + syms[i]!;
+    const f = freqs[fi]!;
     let x = xs[i & 1]!;
     const xmax = ((L >>> SCALE_BITS) << 8) * f;
     while (x >= xmax) {
@@ -114,13 +136,12 @@ export function ransEncode(syms: ArrayLike<number>, n: number, alphabet: number)
       x >>>= 8;
     }
     const q = Math.floor(x / f);
-    xs[i & 1] = q * M + (x - q * f) + start[s]!;
+    xs[i & 1] = q * M + (x - q * f) + starts[fi]!;
   }
   w.u32le(xs[0]!);
   w.u32le(xs[1]!);
   w.uvarint(cap - p);
   w.bytes(out.subarray(p));
-  return w.finish();
 }
 
 /** Decode exactly n symbols (alphabet ≤ maxAlphabet) from the reader. */
@@ -194,39 +215,15 @@ export function ransEncodeCtx(
   const freqs = counts.map((c, k) => normalize(c, totals[k]!));
   w.uvarint(nctx);
   for (let k = 0; k < nctx; k++) writeFreqs(w, totals[k]! ? freqs[k]! : new Uint32Array(0), totals[k]! ? alphabet : 0);
-  const starts = freqs.map((f) => {
-    const st = new Uint32Array(alphabet);
-    for (let s = 1; s < alphabet; s++) st[s] = st[s - 1]! + f[s - 1]!;
-    return st;
-  });
-  let cap = Math.max(64, (n >> 1) + 16);
-  let out = new Uint8Array(cap);
-  let p = cap;
-  const xs = [L, L];
-  for (let i = n - 1; i >= 0; i--) {
-    const s = syms[i]!;
-    const c = i === 0 ? 0 : cls[syms[i - 1]!]!;
-    const f = freqs[c]![s]!;
-    let x = xs[i & 1]!;
-    const xmax = ((L >>> SCALE_BITS) << 8) * f;
-    while (x >= xmax) {
-      if (p === 0) {
-        const bigger = new Uint8Array(cap * 2);
-        bigger.set(out, cap);
-        p = cap;
-        cap *= 2;
-        out = bigger;
-      }
-      out[--p] = x & 0xff;
-      x >>>= 8;
-    }
-    const q = Math.floor(x / f);
-    xs[i & 1] = q * M + (x - q * f) + starts[c]![s]!;
+  const flatFreqs = new Uint32Array(nctx * alphabet);
+  const flatStarts = new Uint32Array(nctx * alphabet);
+  for (let k = 0; k < nctx; k++) {
+    flatFreqs.set(freqs[k]!, k * alphabet);
+    flatStarts.set(startsOf(freqs[k]!, alphabet), k * alphabet);
   }
-  w.u32le(xs[0]!);
-  w.u32le(xs[1]!);
-  w.uvarint(cap - p);
-  w.bytes(out.subarray(p));
+  const table = new Uint8Array(n);
+  for (let i = 1; i < n; i++) table[i] = cls[syms[i - 1]!]!;
+  writeStream(w, syms, n, alphabet, flatFreqs, flatStarts, table);
   return w.finish();
 }
 
