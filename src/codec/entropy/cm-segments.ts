@@ -30,10 +30,9 @@ export function splitsWell(data: Uint8Array): boolean {
   return digits < n / 2;
 }
 
-/** where segment 1 starts when `extra` bytes of other work go to the same thread as it */
-export function splitPoint(n: number, extra = 0): number | null {
-  const cut = Math.floor((n + PRIME + extra) / 2);
-  return cut > PRIME && cut < n ? cut : null;
+/** where segment 1 starts: segment 0 is PRIME bytes longer, since segment 1 also trains on PRIME */
+export function splitPoint(n: number): number {
+  return Math.floor((n + PRIME) / 2);
 }
 
 /** the two jobs for data split at `cut` */

@@ -20,7 +20,7 @@ const MODEL: CmModel = 2;
 
 /** two segments, coded at once */
 async function encodeSegments(data: Uint8Array): Promise<Uint8Array> {
-  const cut = splitPoint(data.length)!;
+  const cut = splitPoint(data.length); // data ≥ SPLIT_MIN, so PRIME < cut < length
   const [a, b] = await cmEncodeAll(segmentJobs(data, cut, MODEL));
   return writeSegments(data.length, cut, a!, b!);
 }
