@@ -6,7 +6,9 @@ import { type TestApp, testApp } from "../support/app.js";
  * Property: whatever a client sends to any registered route (wrong methods, garbage
  * parameters, random bodies and content types, bogus payment and auth headers), the
  * answer is a 4xx problem or a success, never a 5xx. The one designed exception is a
- * 503 that says a rail or feature is not configured on this instance.
+ * 503 that says a rail or feature is not configured on this instance. Every 4xx is a
+ * problem document, except the x402 challenge: a 402 whose body is the protocol's own
+ * `{ x402Version, accepts }` shape, which x402 clients parse.
  */
 const DESIGNED_503 = /(_not_configured|_unavailable|_disabled)$/;
 
@@ -94,13 +96,17 @@ describe("generated bad requests at every route", () => {
           expect(res.statusCode, info).toBe(503);
           expect(res.json().code, info).toMatch(DESIGNED_503);
         }
-        if (res.statusCode >= 400 && method !== "HEAD") {
+        if (res.statusCode === 402 && res.headers["payment-required"] !== undefined) {
+          const challenge = res.json();
+          expect(challenge.x402Version, info).toBe(1);
+          expect(Array.isArray(challenge.accepts), info).toBe(true);
+        } else if (res.statusCode >= 400 && method !== "HEAD") {
           expect(res.headers["content-type"], info).toMatch(/^application\/problem\+json/);
           expect(typeof res.json().code, info).toBe("string");
         }
       }),
       {
-        numRuns: 600,
+        numRuns: Number(process.env.FUZZ_RUNS ?? 600),
         // Keep the report readable: the generated bodies can be 70 kB.
         reporter: (out) => {
           if (!out.failed) return;
