@@ -1,3 +1,4 @@
+import { promisify } from "node:util";
 import zlib from "node:zlib";
 import { CodecError, fail } from "./errors.js";
 
@@ -48,19 +49,9 @@ async function lzma(): Promise<Lzma | null> {
 }
 
 /**
- * brotli with the library's default window (lgwin 22) and a size hint — exactly the "brotli-11"
- * peer of the benchmark, so the general chamber is never larger than that peer.
+ * brotli on the libuv thread pool, with the library's default window (lgwin 22) and a size hint:
+ * exactly the "brotli-11" peer of the benchmark, so the general chamber is never larger than it.
  */
-export function brotli(data: Uint8Array, quality: number): Uint8Array {
-  return zlib.brotliCompressSync(data, {
-    params: {
-      [zlib.constants.BROTLI_PARAM_QUALITY]: quality,
-      [zlib.constants.BROTLI_PARAM_SIZE_HINT]: data.length,
-    },
-  });
-}
-
-/** brotli on the libuv thread pool (lets the main thread run another model meanwhile) */
 export function brotliAsync(data: Uint8Array, quality: number): Promise<Uint8Array> {
   return new Promise((resolve, reject) => {
     zlib.brotliCompress(
@@ -76,9 +67,8 @@ export function brotliAsync(data: Uint8Array, quality: number): Promise<Uint8Arr
   });
 }
 
-export function gzip(data: Uint8Array, level = 9): Uint8Array {
-  return zlib.gzipSync(data, { level });
-}
+/** gzip on the libuv thread pool */
+export const gzipAsync = (data: Uint8Array, level = 9): Promise<Uint8Array> => promisify(zlib.gzip)(data, { level });
 
 export async function zstdCompress(data: Uint8Array, level: number): Promise<Uint8Array | null> {
   const z = await zstd();

@@ -9,6 +9,7 @@ import {
   CODEC_VERSION,
   CodecError,
   type CompressReport,
+  classic,
   compressWithReport,
   type DeclaredType,
   decompress,
@@ -648,15 +649,7 @@ export class EngineService {
   }
 
   private async classicNow(bytes: Uint8Array, identity: Identity | null): Promise<ClassicOut> {
-    const br = zlib.brotliCompressSync(bytes, {
-      params: {
-        [zlib.constants.BROTLI_PARAM_QUALITY]: 11,
-        [zlib.constants.BROTLI_PARAM_SIZE_HINT]: bytes.length,
-      },
-    });
-    const gz = zlib.gzipSync(bytes, { level: 9 });
-    const method = br.length <= gz.length ? "brotli-11" : "gzip-9";
-    const out = method === "brotli-11" ? br : gz;
+    const { method, out, sizes } = await classic(bytes);
     const p = profile(bytes);
     const print = await this.record(identity, bytes, p, out.length, `classic/${method}`, method);
     return {
@@ -666,7 +659,7 @@ export class EngineService {
       original_bytes: bytes.length,
       compressed_bytes: out.length,
       ratio: ratioOf(bytes.length, out.length),
-      sizes: { "brotli-11": br.length, "gzip-9": gz.length },
+      sizes,
       container: new Uint8Array(out.buffer, out.byteOffset, out.byteLength),
       print,
       profile: { data_class: p.data_class, path: p.path, feats: p.feats },

@@ -6,7 +6,16 @@ import { promisify } from "node:util";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { text } from "../../src/codec/chambers/text/index.js";
-import { type CmModel, cmDecode, cmDecodeJs, cmEncode, cmEncodeAll, cmEncodeJs } from "../../src/codec/entropy/cm.js";
+import {
+  type CmModel,
+  cmDecode,
+  cmDecodeJs,
+  cmDecodeOffThread,
+  cmEncode,
+  cmEncodeAll,
+  cmEncodeJs,
+} from "../../src/codec/entropy/cm.js";
+import { POOL_SIZE, poolState } from "../../src/codec/entropy/cm-pool.js";
 import { SPLIT_MIN } from "../../src/codec/entropy/cm-segments.js";
 import { MODEL_LIMIT } from "../../src/codec/entropy/cm-tables.js";
 import { cmDecodeWasm, cmEncodeWasm } from "../../src/codec/entropy/cm-wasm.js";
@@ -120,7 +129,7 @@ describe("context-mixing model: WebAssembly build = TypeScript reference", () =>
   }, 60_000);
 });
 
-describe("segments and the worker thread", () => {
+describe("segments and the worker pool", () => {
   const words = ["lab", "phi", "codec", "model", "mixing", "context", "the", "of", "and", "segment", "prime"];
   const prose = (bytes: number, seed: number): Uint8Array => {
     const r = rng(seed);
@@ -134,7 +143,7 @@ describe("segments and the worker thread", () => {
     return utf8(parts.join(" ").slice(0, bytes));
   };
 
-  it("jobs coded at once (this thread + worker) give the reference model's bits, priming included", async () => {
+  it("jobs coded at once on the pool give the reference model's bits, priming included", async () => {
     const data = prose(120_000, 11);
     const jobs = [
       { input: data.subarray(0, 70_000), colEnds: null, primeLen: 0, model: 2 as const },
@@ -145,8 +154,44 @@ describe("segments and the worker thread", () => {
     expect(hex(b!)).toBe(hex(cmEncodeJs(jobs[1]!.input, null, 30_000, 2)));
     // the primed segment decodes only with its prefix, in both builds
     const prefix = data.subarray(40_000, 70_000);
-    expect(hex(cmDecode(b!, 50_000, null, prefix, 2))).toBe(hex(data.subarray(70_000)));
+    expect(hex(await cmDecodeOffThread(b!, 50_000, null, prefix, 2))).toBe(hex(data.subarray(70_000)));
     expect(hex(cmDecodeJs(b!, 50_000, null, prefix, 2))).toBe(hex(data.subarray(70_000)));
+    const state = poolState();
+    expect(state.workers).toBeGreaterThan(0);
+    expect(state.workers).toBeLessThanOrEqual(POOL_SIZE);
+    expect(state.busy + state.queued + state.dead).toBe(0);
+  });
+
+  it("the caller's thread stays free while the pool codes and decodes (timers keep firing)", async () => {
+    const data = prose(200_000, 13);
+    let ticks = 0;
+    const tick = (): void => {
+      ticks++;
+      if (running) setImmediate(tick);
+    };
+    let running = true;
+    setImmediate(tick);
+    const [coded] = await cmEncodeAll([{ input: data, colEnds: null, primeLen: 0, model: 2 }]);
+    const encodeTicks = ticks;
+    const back = await cmDecodeOffThread(coded!, data.length, null, null, 2);
+    running = false;
+    // coded in this thread, the loop would not turn until the job ended: at most one tick
+    expect(encodeTicks).toBeGreaterThan(20);
+    expect(ticks - encodeTicks).toBeGreaterThan(20);
+    expect(hex(back)).toBe(hex(data));
+    expect(hex(coded!)).toBe(hex(cmEncode(data, null, 0, 2)));
+  });
+
+  it("a truncated stream decoded on the pool is codec_corrupt", async () => {
+    const input = prose(60_000, 17);
+    const [w] = await cmEncodeAll([{ input, colEnds: null, primeLen: 0, model: 2 }]);
+    const cut = w!.subarray(0, w!.length >> 1);
+    const code = await cmDecodeOffThread(cut, input.length, null, null, 2).then(
+      () => "ok",
+      (e) => (e instanceof CodecError ? e.code : String(e)),
+    );
+    expect(code).toBe("codec_corrupt");
+    expect(poolState().dead).toBe(0);
   });
 
   it("text of 1 MiB or more is coded as two segments (layout 4) and round-trips; smaller text is one stream (layout 3)", async () => {

@@ -1,6 +1,6 @@
 import { fail } from "../errors.js";
 import { ByteReader, ByteWriter } from "../format/varint.js";
-import { type CmJob, type CmModel, cmDecode } from "./cm.js";
+import { type CmJob, type CmModel, cmDecodeOffThread } from "./cm.js";
 
 /**
  * Two-segment context-mixing streams, so one input is coded on two threads at once.
@@ -55,7 +55,7 @@ export function writeSegments(n: number, cut: number, a: Uint8Array, b: Uint8Arr
   return w.finish();
 }
 
-export function decodeSegments(payload: Uint8Array, rawLen: number, model: CmModel): Uint8Array {
+export async function decodeSegments(payload: Uint8Array, rawLen: number, model: CmModel): Promise<Uint8Array> {
   const r = new ByteReader(payload);
   const prime = r.uvarintMax(rawLen, "prime length");
   const k = r.uvarintMax(Math.max(1, rawLen), "segment count");
@@ -75,7 +75,7 @@ export function decodeSegments(payload: Uint8Array, rawLen: number, model: CmMod
   for (let i = 0; i < k; i++) {
     const stream = i < k - 1 ? r.bytes(coded[i]!) : r.bytes(r.remaining);
     const prefix = i === 0 ? null : out.subarray(Math.max(0, off - prime), off);
-    out.set(cmDecode(stream, lens[i]!, null, prefix, model), off);
+    out.set(await cmDecodeOffThread(stream, lens[i]!, null, prefix, model), off);
     off += lens[i]!;
   }
   return out;

@@ -1,7 +1,8 @@
 import { fail } from "../errors.js";
 import { ArithDecoder, ArithEncoder } from "./arith.js";
+import { cmDecodePool, cmEncodePool } from "./cm-pool.js";
 import { APM_ROW, type CmModel, DT, MODEL_LIMIT, STRETCH, squash } from "./cm-tables.js";
-import { type CmJob, cmDecodeWasm, cmEncodeParallel, cmEncodeWasm } from "./cm-wasm.js";
+import { type CmJob, cmDecodeWasm, cmEncodeWasm } from "./cm-wasm.js";
 
 export type { CmModel } from "./cm-tables.js";
 export type { CmJob } from "./cm-wasm.js";
@@ -345,9 +346,25 @@ export function cmDecode(
   );
 }
 
-/** code several independent jobs at once (this thread + a worker thread) */
+/**
+ * Code independent jobs at once on the worker pool (cm-pool.ts), off the caller's thread; the
+ * chambers use this and cmDecodeOffThread, the synchronous pair above runs in the calling thread.
+ */
 export function cmEncodeAll(jobs: CmJob[]): Promise<Uint8Array[]> {
-  return cmEncodeParallel(jobs, (j) => cmEncodeJs(j.input, j.colEnds, j.primeLen, j.model));
+  return cmEncodePool(jobs, (j) => cmEncodeJs(j.input, j.colEnds, j.primeLen, j.model));
+}
+
+/** cmDecode on the worker pool */
+export function cmDecodeOffThread(
+  payload: Uint8Array,
+  rawLen: number,
+  colEnds: Uint32Array | null = null,
+  prefix: Uint8Array | null = null,
+  model: CmModel = 1,
+): Promise<Uint8Array> {
+  return cmDecodePool({ payload, rawLen, colEnds, prefix, limit: MODEL_LIMIT[model] }, () =>
+    cmDecodeJs(payload, rawLen, colEnds, prefix, model),
+  );
 }
 
 /** the reference TypeScript model (the same bits as the WebAssembly build) */

@@ -1,4 +1,4 @@
-import { backendDecode, brotli, brotliAsync, xzCompress, zstdCompress } from "../../backends.js";
+import { backendDecode, brotliAsync, xzCompress, zstdCompress } from "../../backends.js";
 import { fail } from "../../errors.js";
 import type { Chamber, Level } from "../types.js";
 import { transpose, untranspose } from "../util.js";
@@ -10,16 +10,16 @@ export interface BackendResult {
 
 /**
  * Best general backend for the level: fast → brotli q5; balanced → min(brotli-11, zstd-19);
- * max → min(brotli-11, xz-9), both on the thread pool so they overlap with the main thread.
+ * max → min(brotli-11, xz-9); all on the thread pool, so they overlap with the caller's thread.
  */
 export async function bestBackend(data: Uint8Array, level: Level): Promise<BackendResult> {
-  if (level === "fast") return { backend: 0, payload: brotli(data, 5) };
+  if (level === "fast") return { backend: 0, payload: await brotliAsync(data, 5) };
   if (level === "max") {
     const [b, x] = await Promise.all([brotliAsync(data, 11), xzCompress(data, 9).catch(() => null)]);
     return x && x.length < b.length ? { backend: 3, payload: x } : { backend: 0, payload: b };
   }
-  let best: BackendResult = { backend: 0, payload: brotli(data, 11) };
-  const z = await zstdCompress(data, 19).catch(() => null);
+  const [b, z] = await Promise.all([brotliAsync(data, 11), zstdCompress(data, 19).catch(() => null)]);
+  let best: BackendResult = { backend: 0, payload: b };
   if (z && z.length < best.payload.length) best = { backend: 2, payload: z };
   return best;
 }

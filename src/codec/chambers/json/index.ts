@@ -1,5 +1,5 @@
 import { backendDecode } from "../../backends.js";
-import { type CmModel, cmDecode, cmEncodeAll } from "../../entropy/cm.js";
+import { type CmModel, cmDecodeOffThread, cmEncodeAll } from "../../entropy/cm.js";
 import { fail } from "../../errors.js";
 import { ByteReader, ByteWriter } from "../../format/varint.js";
 import { bestBackend } from "../general/index.js";
@@ -52,7 +52,7 @@ async function decodeStream(
   const model = CM_CODERS[coder];
   if (model && len > ctx.maxModelOutputBytes)
     fail("codec_too_large", `context-mixing stream of ${len} bytes exceeds maxModelOutputBytes`);
-  return model ? cmDecode(bytes, len, colEnds, null, model) : backendDecode(coder, bytes, len);
+  return model ? cmDecodeOffThread(bytes, len, colEnds, null, model) : backendDecode(coder, bytes, len);
 }
 
 /** cumulative value counts per column, in column order */

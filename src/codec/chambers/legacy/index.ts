@@ -1,4 +1,4 @@
-import { backendDecode, brotli, gzip } from "../../backends.js";
+import { backendDecode, brotliAsync, gzipAsync } from "../../backends.js";
 import { fail } from "../../errors.js";
 import type { Chamber } from "../types.js";
 
@@ -12,8 +12,8 @@ export const legacy: Chamber = {
   accepts: () => true,
   async encode(input, ctx) {
     return ctx.level === "fast"
-      ? { params: Uint8Array.of(0), payload: gzip(input, 9) }
-      : { params: Uint8Array.of(1), payload: brotli(input, 11) };
+      ? { params: Uint8Array.of(0), payload: await gzipAsync(input, 9) }
+      : { params: Uint8Array.of(1), payload: await brotliAsync(input, 11) };
   },
   async decode(params, payload, rawLen) {
     if (params.length !== 1 || params[0]! > 1) fail("codec_bad_params", "legacy expects [0 gzip | 1 brotli]");

@@ -1,4 +1,4 @@
-import { type CmModel, cmDecode, cmEncode, cmEncodeAll } from "../../entropy/cm.js";
+import { type CmModel, cmDecodeOffThread, cmEncodeAll } from "../../entropy/cm.js";
 import { decodeSegments, segmentJobs, splitPoint, splitsWell, writeSegments } from "../../entropy/cm-segments.js";
 import { fail } from "../../errors.js";
 import type { Chamber } from "../types.js";
@@ -41,7 +41,9 @@ export const text: Chamber = {
     const split = ctx.dataClass === "text" && splitsWell(data);
     return {
       params: Uint8Array.of(split ? 4 : 3, x86 ? 1 : 0),
-      payload: split ? await encodeSegments(data) : cmEncode(data, null, 0, MODEL),
+      payload: split
+        ? await encodeSegments(data)
+        : (await cmEncodeAll([{ input: data, colEnds: null, primeLen: 0, model: MODEL }]))[0]!,
     };
   },
   async decode(params, payload, rawLen, ctx) {
@@ -50,8 +52,8 @@ export const text: Chamber = {
     if (rawLen > ctx.maxModelOutputBytes)
       fail("codec_too_large", `context-mixing stream of ${rawLen} bytes exceeds maxModelOutputBytes`);
     const out = layout.split
-      ? decodeSegments(payload, rawLen, layout.model)
-      : cmDecode(payload, rawLen, null, null, layout.model);
+      ? await decodeSegments(payload, rawLen, layout.model)
+      : await cmDecodeOffThread(payload, rawLen, null, null, layout.model);
     return params[1] === 1 ? x86Decode(out) : out;
   },
 };

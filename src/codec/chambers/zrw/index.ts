@@ -1,4 +1,4 @@
-import { backendDecode, brotli } from "../../backends.js";
+import { backendDecode, brotliAsync } from "../../backends.js";
 import { decodeInts, encodeInts, type IntCodeOptions } from "../../entropy/intcoder.js";
 import { fail } from "../../errors.js";
 import { ByteReader, ByteWriter } from "../../format/varint.js";
@@ -90,7 +90,7 @@ function strideChamber(stride: 8 | 16 | 32): Chamber {
     accepts: (b) => b.length >= stride,
     async encode(input, ctx) {
       const q = ctx.level === "fast" ? 5 : 11;
-      return { params: EMPTY, payload: brotli(transpose(input, stride), q) };
+      return { params: EMPTY, payload: await brotliAsync(transpose(input, stride), q) };
     },
     async decode(_p, payload, rawLen) {
       return untranspose(await backendDecode(0, payload, rawLen), stride);

@@ -1,0 +1,157 @@
+import os from "node:os";
+import { Worker } from "node:worker_threads";
+import { fail } from "../errors.js";
+import { MODEL_LIMIT } from "./cm-tables.js";
+import { type CmJob, cmDecodeWasm, cmEncodeWasm, hasWasm, TABLES } from "./cm-wasm.js";
+
+/**
+ * Worker threads for the context-mixing model, so its slow work (about 2 µs per byte each way)
+ * never runs on the caller's thread: a server keeps answering other requests while a
+ * context-mixing stream is coded, and independent streams (two text segments, a JSON document's
+ * skeleton and values) run on separate cores, in both directions.
+ *
+ * Jobs of at most IN_THREAD_MAX bytes run in the caller's thread (a message round trip would cost
+ * more than they do). When no worker can run (no WebAssembly, a worker died), jobs run in the
+ * caller's thread too: the WebAssembly build, else the TypeScript reference — the same bits.
+ */
+export const IN_THREAD_MAX = 8 * 1024;
+/** workers at most: one per core, up to 4 */
+export const POOL_SIZE = Math.max(1, Math.min(4, os.availableParallelism()));
+
+const WORKER_URL = new URL("./cm-wasm/worker.mjs", import.meta.url);
+
+type Request =
+  | { op: "encode"; input: Uint8Array; colEnds: Uint32Array | null; primeLen: number; limit: number }
+  | {
+      op: "decode";
+      payload: Uint8Array;
+      rawLen: number;
+      colEnds: Uint32Array | null;
+      prefix: Uint8Array | null;
+      limit: number;
+    };
+/** out: null when the worker could not run the job (then it runs here); corrupt: the decoder's message */
+interface Reply {
+  out: Uint8Array | null;
+  corrupt?: string;
+}
+interface Task {
+  req: Request;
+  resolve: (r: Reply) => void;
+}
+interface Slot {
+  worker: Worker;
+  task: Task | null;
+}
+
+const slots: Slot[] = [];
+const queue: Task[] = [];
+let dead = 0;
+
+function spawn(): Slot | null {
+  let worker: Worker;
+  try {
+    worker = new Worker(WORKER_URL, { workerData: { tables: TABLES } });
+  } catch {
+    return null;
+  }
+  worker.unref(); // an idle pool never keeps the process alive
+  const slot: Slot = { worker, task: null };
+  worker.on("message", (msg: Reply) => {
+    const t = slot.task;
+    slot.task = null;
+    t?.resolve({ out: msg.out ? new Uint8Array(msg.out) : null, ...(msg.corrupt ? { corrupt: msg.corrupt } : {}) });
+    next(slot);
+  });
+  const drop = (): void => {
+    const i = slots.indexOf(slot);
+    if (i < 0) return;
+    slots.splice(i, 1);
+    dead++; // not replaced: a worker that died once (out of memory, killed) would likely die again
+    slot.task?.resolve({ out: null });
+    slot.task = null;
+    if (slots.length === 0) for (const t of queue.splice(0)) t.resolve({ out: null });
+  };
+  worker.on("error", drop);
+  worker.on("exit", drop);
+  return slot;
+}
+
+/** transferable copies of the job's arrays (a view's whole backing buffer would be cloned otherwise) */
+function post(slot: Slot, task: Task): void {
+  slot.task = task;
+  slot.worker.ref(); // keep the process alive while a job is out
+  const copy = <T extends Uint8Array | Uint32Array>(a: T | null): T | null => (a ? (a.slice() as T) : null);
+  const req = task.req;
+  const msg =
+    req.op === "encode"
+      ? { ...req, input: copy(req.input), colEnds: copy(req.colEnds) }
+      : { ...req, payload: copy(req.payload), colEnds: copy(req.colEnds), prefix: copy(req.prefix) };
+  const transfer = [msg.colEnds, "input" in msg ? msg.input : null, "payload" in msg ? msg.payload : null]
+    .concat("prefix" in msg ? [msg.prefix] : [])
+    .filter((a): a is Uint8Array | Uint32Array => a !== null)
+    .map((a) => a.buffer as ArrayBuffer);
+  slot.worker.postMessage(msg, transfer);
+}
+
+function next(slot: Slot): void {
+  const t = queue.shift();
+  if (t) post(slot, t);
+  else slot.worker.unref();
+}
+
+function run(req: Request): Promise<Reply> {
+  if (!hasWasm()) return Promise.resolve({ out: null });
+  return new Promise((resolve) => {
+    const task: Task = { req, resolve };
+    const idle = slots.find((s) => s.task === null);
+    if (idle) return post(idle, task);
+    if (slots.length + dead < POOL_SIZE) {
+      const s = spawn();
+      if (s) {
+        slots.push(s);
+        return post(s, task);
+      }
+      dead++;
+    }
+    if (slots.length === 0) return resolve({ out: null });
+    queue.push(task);
+  });
+}
+
+/** code independent jobs at once on the pool; `fallback` codes a job when WebAssembly cannot */
+export async function cmEncodePool(jobs: CmJob[], fallback: (job: CmJob) => Uint8Array): Promise<Uint8Array[]> {
+  const here = (j: CmJob): Uint8Array =>
+    cmEncodeWasm(j.input, j.colEnds, j.primeLen, MODEL_LIMIT[j.model]) ?? fallback(j);
+  return Promise.all(
+    jobs.map(async (j) => {
+      if (j.input.length <= IN_THREAD_MAX) return here(j);
+      const r = await run({
+        op: "encode",
+        input: j.input,
+        colEnds: j.colEnds,
+        primeLen: j.primeLen,
+        limit: MODEL_LIMIT[j.model],
+      });
+      return r.out ?? here(j);
+    }),
+  );
+}
+
+/** decode on the pool; `fallback` decodes when WebAssembly cannot */
+export async function cmDecodePool(
+  job: { payload: Uint8Array; rawLen: number; colEnds: Uint32Array | null; prefix: Uint8Array | null; limit: number },
+  fallback: () => Uint8Array,
+): Promise<Uint8Array> {
+  const here = (): Uint8Array =>
+    cmDecodeWasm(job.payload, job.rawLen, job.colEnds, job.prefix, job.limit) ?? fallback();
+  if (job.rawLen + (job.prefix?.length ?? 0) <= IN_THREAD_MAX) return here();
+  const r = await run({ op: "decode", ...job });
+  if (r.corrupt) fail("codec_corrupt", r.corrupt);
+  return r.out ?? here();
+}
+
+/** workers started and alive (for tests and diagnostics) */
+export function poolState(): { workers: number; busy: number; queued: number; dead: number } {
+  return { workers: slots.length, busy: slots.filter((s) => s.task).length, queued: queue.length, dead };
+}
