@@ -60,7 +60,7 @@ function spawn(): Slot | null {
   worker.on("message", (msg: Reply) => {
     const t = slot.task;
     slot.task = null;
-    t?.resolve({ out: msg.out ? new Uint8Array(msg.out) : null, ...(msg.corrupt ? { corrupt: msg.corrupt } : {}) });
+    t?.resolve(msg);
     next(slot);
   });
   const drop = (): void => {
@@ -77,21 +77,18 @@ function spawn(): Slot | null {
   return slot;
 }
 
-/** transferable copies of the job's arrays (a view's whole backing buffer would be cloned otherwise) */
 function post(slot: Slot, task: Task): void {
   slot.task = task;
   slot.worker.ref(); // keep the process alive while a job is out
-  const copy = <T extends Uint8Array | Uint32Array>(a: T | null): T | null => (a ? (a.slice() as T) : null);
-  const req = task.req;
-  const msg =
-    req.op === "encode"
-      ? { ...req, input: copy(req.input), colEnds: copy(req.colEnds) }
-      : { ...req, payload: copy(req.payload), colEnds: copy(req.colEnds), prefix: copy(req.prefix) };
-  const transfer = [msg.colEnds, "input" in msg ? msg.input : null, "payload" in msg ? msg.payload : null]
-    .concat("prefix" in msg ? [msg.prefix] : [])
-    .filter((a): a is Uint8Array | Uint32Array => a !== null)
-    .map((a) => a.buffer as ArrayBuffer);
-  slot.worker.postMessage(msg, transfer);
+  // own copies, transferred: posting a view would clone its whole backing buffer
+  const own = <T extends Uint8Array | Uint32Array>(a: T | null): T | null => (a ? (a.slice() as T) : null);
+  const r = task.req;
+  const arrays =
+    r.op === "encode"
+      ? { input: own(r.input), colEnds: own(r.colEnds) }
+      : { payload: own(r.payload), colEnds: own(r.colEnds), prefix: own(r.prefix) };
+  const transfer = Object.values(arrays).flatMap((a) => (a ? [a.buffer as ArrayBuffer] : []));
+  slot.worker.postMessage({ ...r, ...arrays }, transfer);
 }
 
 function next(slot: Slot): void {
