@@ -14,7 +14,7 @@ import { Transform, type TransformCallback } from "node:stream";
 import { promisify } from "node:util";
 import zlib from "node:zlib";
 import { brotliAsync, gzipAsync, xzCompress, zstdCompress } from "./backends.js";
-import { CHAMBERS, chamberById, generalHint } from "./chambers/registry.js";
+import { CHAMBERS, chamberById } from "./chambers/registry.js";
 import {
   CHAMBER_NAMES,
   type ChamberName,
@@ -30,6 +30,7 @@ import { crc32 } from "./format/crc32.js";
 import { ByteReader, ByteWriter } from "./format/varint.js";
 import { type Route, routeProfile } from "./router/index.js";
 import { type DeclaredType, type Profile, profileBytes } from "./router/profile.js";
+import { mapOrdered, OrderedWindow } from "./window.js";
 
 export { CHAMBER_NAMES, type ChamberName, COMPRESS_CHAMBERS, LEVELS, type Level } from "./chambers/types.js";
 export { CodecError, type CodecErrorCode } from "./errors.js";
@@ -134,14 +135,15 @@ async function encodeBlock(
   const r: Route = forced
     ? { chamber: forced, candidates: [forced], label: `omni/${forced}`, reason: "chamber requested by the caller" }
     : routeProfile(prof, level);
-  generalHint.stride = prof.feats.stride;
   const tried: { chamber: ChamberName; size: number | null }[] = [];
   let best: Choice | null = null;
   const pending = new Map<ChamberName, Promise<Encoded | null>>();
   const start = (name: ChamberName): void => {
     const ch = CHAMBERS.get(name);
     if (!ch) fail("codec_bad_option", `unknown chamber ${name}`);
-    const p = ch.accepts(input) ? ch.encode(input, { level, dataClass: prof.data_class }) : Promise.resolve(null);
+    const p = ch.accepts(input)
+      ? ch.encode(input, { level, dataClass: prof.data_class, stride: prof.feats.stride })
+      : Promise.resolve(null);
     p.catch(() => {}); // awaited below; this only marks the rejection as handled meanwhile
     pending.set(name, p);
   };
@@ -213,9 +215,13 @@ export async function compressWithReport(bytes: Uint8Array, options: CompressOpt
     let reason = "";
     let cls = "";
     const cands: CompressReport["candidates"] = [];
-    for (let off = 0; off < input.length; off += chunkSize) {
-      const part = input.subarray(off, Math.min(input.length, off + chunkSize));
-      const { best, prof, route: r, tried } = await encodeBlock(part, level, options.chamber, options.declaredType);
+    const parts: Uint8Array[] = [];
+    for (let off = 0; off < input.length; off += chunkSize)
+      parts.push(input.subarray(off, Math.min(input.length, off + chunkSize)));
+    // chunks are independent: several are coded at once (context mixing on the worker pool)
+    const coded = await mapOrdered(parts, (part) => encodeBlock(part, level, options.chamber, options.declaredType));
+    for (const [i, { best, prof, route: r, tried }] of coded.entries()) {
+      const part = parts[i]!;
       blocks.push({ chamber: chamberId(best.chamber), rawLen: part.length, ...best.enc });
       if (!label) {
         label = `omni/chunked(${r.label})`;
@@ -350,10 +356,11 @@ export async function decompress(container: Uint8Array, options: DecompressOptio
   const mm = options.maxModelOutputBytes ?? 64 * 1024 * 1024;
   if (!(Number.isSafeInteger(mm) && mm >= 0)) fail("codec_bad_option", "bad maxModelOutputBytes");
   const ctx: DecodeCtx = { maxOutputBytes: lim.maxOutputBytes, maxModelOutputBytes: mm };
-  const parts: Uint8Array[] = [];
-  for (const b of p.blocks) {
-    const ch = chamberById(b.chamber);
-    if (!ch) fail("codec_unknown_chamber", `unknown chamber id ${b.chamber}`);
+  for (const b of p.blocks)
+    if (!chamberById(b.chamber)) fail("codec_unknown_chamber", `unknown chamber id ${b.chamber}`);
+  // chunks are independent: several decode at once; the first failing chunk (in order) is reported
+  const parts = await mapOrdered(p.blocks, async (b) => {
+    const ch = chamberById(b.chamber)!;
     let out: Uint8Array;
     try {
       out = await ch.decode(b.params, b.payload, b.rawLen, ctx);
@@ -364,8 +371,8 @@ export async function decompress(container: Uint8Array, options: DecompressOptio
     }
     if (out.length !== b.rawLen)
       fail("codec_corrupt", `chamber ${ch.name} produced ${out.length} of ${b.rawLen} bytes`);
-    parts.push(out);
-  }
+    return out;
+  });
   const out = parts.length === 1 ? parts[0]! : concat(parts, p.originalLength);
   if (p.checksum !== null && crc32(out) !== p.checksum)
     fail("codec_checksum_mismatch", "checksum of the output differs");
@@ -505,8 +512,8 @@ function mk(method: string, n: number, size: number, ct: number, dt: number, ok:
 
 /**
  * Streaming: the input is cut into chunks of `chunkSize` bytes (default 4 MiB); each chunk
- * becomes one framed container, written as uvarint(length) + container. Memory is bounded by
- * one chunk plus its container.
+ * becomes one framed container, written as uvarint(length) + container, in input order. Up to
+ * CHUNK_WINDOW chunks are coded at once, so memory is bounded by that many chunks and containers.
  */
 export function compressStream(options: CompressOptions & { chunkSize?: number } = {}): Transform {
   const size = options.chunkSize ?? 4 * 1024 * 1024;
@@ -514,12 +521,16 @@ export function compressStream(options: CompressOptions & { chunkSize?: number }
   let pending: Buffer[] = [];
   let have = 0;
   const { chunkSize: _c, bare: _b, ...opts } = options;
-  const emit = async (t: Transform, part: Uint8Array): Promise<void> => {
+  const window = new OrderedWindow<Uint8Array>();
+  const record = async (part: Uint8Array): Promise<Uint8Array> => {
     const c = await compress(part, opts);
     const w = new ByteWriter(c.length + 8);
     w.uvarint(c.length);
     w.bytes(c);
-    t.push(w.finish());
+    return w.finish();
+  };
+  const emit = async (t: Transform, part: Uint8Array): Promise<void> => {
+    for (const r of await window.add(record(part))) t.push(r);
   };
   return new Transform({
     async transform(chunk: Buffer, _enc, cb: TransformCallback) {
@@ -540,6 +551,7 @@ export function compressStream(options: CompressOptions & { chunkSize?: number }
     async flush(cb: TransformCallback) {
       try {
         if (have > 0) await emit(this, Buffer.concat(pending));
+        for (const r of await window.drain()) this.push(r);
         cb();
       } catch (e) {
         cb(e as Error);
@@ -551,6 +563,7 @@ export function compressStream(options: CompressOptions & { chunkSize?: number }
 export function decompressStream(options: DecompressOptions & { maxContainerBytes?: number } = {}): Transform {
   const maxContainer = options.maxContainerBytes ?? 64 * 1024 * 1024;
   let buf: Buffer = Buffer.alloc(0);
+  const window = new OrderedWindow<Uint8Array>();
   const drain = async (t: Transform, final: boolean): Promise<void> => {
     for (;;) {
       if (buf.length === 0) return;
@@ -569,7 +582,7 @@ export function decompressStream(options: DecompressOptions & { maxContainerByte
       }
       const c = buf.subarray(r.pos, r.pos + len);
       if (!isFramed(c)) fail("codec_bad_magic", "stream record is not a framed container");
-      t.push(await decompress(c, options));
+      for (const out of await window.add(decompress(c, options))) t.push(out);
       buf = buf.subarray(r.pos + len);
     }
   };
@@ -586,6 +599,7 @@ export function decompressStream(options: DecompressOptions & { maxContainerByte
     async flush(cb: TransformCallback) {
       try {
         await drain(this, true);
+        for (const out of await window.drain()) this.push(out);
         cb();
       } catch (e) {
         cb(e as Error);

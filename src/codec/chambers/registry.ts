@@ -1,6 +1,6 @@
 import { delta } from "./delta/index.js";
 import { float } from "./float/index.js";
-import { generalChamber } from "./general/index.js";
+import { general } from "./general/index.js";
 import { highEntropy } from "./high_entropy/index.js";
 import { jsonKeys, jsonResidual } from "./json/index.js";
 import { legacy } from "./legacy/index.js";
@@ -19,8 +19,6 @@ import {
 } from "./zrw/index.js";
 
 /** stride hint for the general chamber, set by the router for the current call */
-export const generalHint = { stride: 0 };
-const general = generalChamber(() => generalHint.stride);
 
 const ALL: Chamber[] = [
   highEntropy,

@@ -40,6 +40,8 @@ export interface EncodeCtx {
   level: Level;
   /** the router's data class for this input (chambers may tune to it); absent when forced */
   dataClass?: string;
+  /** the profile's record stride (bytes; 0 = none): general tries byte-lane transposition by it */
+  stride?: number;
 }
 export interface DecodeCtx {
   /** hard cap on any output or intermediate buffer */

@@ -30,30 +30,28 @@ export const STRIDES = [0, 2, 4, 8] as const;
  * general: the best of strong general backends, optionally after byte-lane transposition
  * (stride 2/4/8). params: [backend, stride].
  */
-export function generalChamber(strideHint: () => number): Chamber {
-  return {
-    name: "general",
-    summary: "best of brotli-11 / zstd-19 / xz-9 (by level), optional stride transposition",
-    accepts: () => true,
-    async encode(input, ctx) {
-      const stride = strideHint();
-      const lanes = stride > 0 && ctx.level !== "fast" && input.length >= stride * 16;
-      // the plain and the transposed input are coded at once (thread pool)
-      const [plain, t] = await Promise.all([
-        bestBackend(input, ctx.level),
-        lanes ? bestBackend(transpose(input, stride), ctx.level) : null,
-      ]);
-      let best = { params: Uint8Array.of(plain.backend, 0), payload: plain.payload };
-      if (t && t.payload.length < best.payload.length)
-        best = { params: Uint8Array.of(t.backend, stride), payload: t.payload };
-      return best;
-    },
-    async decode(params, payload, rawLen) {
-      if (params.length !== 2) fail("codec_bad_params", "general expects 2 parameter bytes");
-      const stride = params[1]!;
-      if (!(STRIDES as readonly number[]).includes(stride)) fail("codec_bad_params", `bad stride ${stride}`);
-      const out = await backendDecode(params[0]!, payload, rawLen);
-      return stride ? untranspose(out, stride) : out;
-    },
-  };
-}
+export const general: Chamber = {
+  name: "general",
+  summary: "best of brotli-11 / zstd-19 / xz-9 (by level), optional stride transposition",
+  accepts: () => true,
+  async encode(input, ctx) {
+    const stride = ctx.stride ?? 0;
+    const lanes = stride > 0 && ctx.level !== "fast" && input.length >= stride * 16;
+    // the plain and the transposed input are coded at once (thread pool)
+    const [plain, t] = await Promise.all([
+      bestBackend(input, ctx.level),
+      lanes ? bestBackend(transpose(input, stride), ctx.level) : null,
+    ]);
+    let best = { params: Uint8Array.of(plain.backend, 0), payload: plain.payload };
+    if (t && t.payload.length < best.payload.length)
+      best = { params: Uint8Array.of(t.backend, stride), payload: t.payload };
+    return best;
+  },
+  async decode(params, payload, rawLen) {
+    if (params.length !== 2) fail("codec_bad_params", "general expects 2 parameter bytes");
+    const stride = params[1]!;
+    if (!(STRIDES as readonly number[]).includes(stride)) fail("codec_bad_params", `bad stride ${stride}`);
+    const out = await backendDecode(params[0]!, payload, rawLen);
+    return stride ? untranspose(out, stride) : out;
+  },
+};
