@@ -38,9 +38,11 @@ describe("fuzz: mutated containers", () => {
       [i32(Array.from({ length: 100 }, (_, i) => i * i)), { chamber: "zrw-v5-chunked" }],
     ];
     const bases = await Promise.all(cases.map(async ([input, o]) => ({ input, o, c: await compress(input, o) })));
-    const seg = segmentedText();
-    expect(Buffer.from(await decompress(seg.c)).equals(Buffer.from(seg.input))).toBe(true);
-    bases.push(seg);
+    for (const layout of [2, 5] as const) {
+      const seg = segmentedText(layout);
+      expect(Buffer.from(await decompress(seg.c)).equals(Buffer.from(seg.input))).toBe(true);
+      bases.push(seg);
+    }
     const stats = { ok: 0, codecError: 0, bareWrong: 0 };
     for (let it = 0; it < ITERATIONS; it++) {
       const { input, o, c } = bases[it % bases.length]!;
@@ -64,18 +66,26 @@ describe("fuzz: mutated containers", () => {
 });
 
 /**
- * A text container in the two-segment layout (2), built by hand at a small size (the encoder
- * splits only prose of ≥ 1 MiB): 600 bytes, segment 1 primed with the 100 bytes before it.
+ * A text container in a two-segment layout, built by hand at a small size (the encoder splits
+ * only prose of ≥ 1 MiB): 600 bytes, segment 1 primed with 100 bytes — the ones before it
+ * (layout 2, model 1) or the input's first ones (layout 5, model 2).
  */
-function segmentedText(): { input: Uint8Array; o: CompressOptions; c: Uint8Array } {
+function segmentedText(layout: 2 | 5): { input: Uint8Array; o: CompressOptions; c: Uint8Array } {
   const input = utf8("segments of a context-mixing stream, primed by the bytes before them. ".repeat(9).slice(0, 600));
-  const a = cmEncode(input.subarray(0, 300));
-  const b = cmEncode(input.subarray(200), null, 100);
+  const model = layout === 2 ? 1 : 2;
+  const a = cmEncode(input.subarray(0, 300), null, 0, model);
+  const primed = layout === 2 ? input.subarray(200) : Buffer.concat([input.subarray(0, 100), input.subarray(300)]);
+  const b = cmEncode(primed, null, 100, model);
   const w = new ByteWriter(a.length + b.length + 16);
   for (const v of [100, 2, 300, 300, a.length]) w.uvarint(v);
   w.bytes(a);
   w.bytes(b);
-  const block = { chamber: chamberId("text"), rawLen: input.length, params: Uint8Array.of(2, 0), payload: w.finish() };
+  const block = {
+    chamber: chamberId("text"),
+    rawLen: input.length,
+    params: Uint8Array.of(layout, 0),
+    payload: w.finish(),
+  };
   return { input, o: { chamber: "text" }, c: writeFramed("max", [block], input, false) };
 }
 

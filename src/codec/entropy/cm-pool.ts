@@ -20,16 +20,31 @@ export const POOL_SIZE = Math.max(1, Math.min(4, os.availableParallelism()));
 
 const WORKER_URL = new URL("./cm-wasm/worker.mjs", import.meta.url);
 
+/** the first `stop` bytes of another stream of `rawLen` bytes: decoded first, in the same thread */
+export interface PrefixFrom {
+  payload: Uint8Array;
+  rawLen: number;
+  stop: number;
+}
+export interface DecodeJob {
+  payload: Uint8Array;
+  rawLen: number;
+  colEnds: Uint32Array | null;
+  /** the bytes the stream's model was trained on first, given or decoded from another stream */
+  prefix: Uint8Array | PrefixFrom | null;
+  limit: number;
+}
+/** one stream decoded in this thread (what cmDecode takes) */
+export interface OneDecode {
+  payload: Uint8Array;
+  rawLen: number;
+  colEnds: Uint32Array | null;
+  prefix: Uint8Array | null;
+  stop: number;
+}
 type Request =
   | { op: "encode"; input: Uint8Array; colEnds: Uint32Array | null; primeLen: number; limit: number }
-  | {
-      op: "decode";
-      payload: Uint8Array;
-      rawLen: number;
-      colEnds: Uint32Array | null;
-      prefix: Uint8Array | null;
-      limit: number;
-    };
+  | ({ op: "decode" } & DecodeJob);
 /** out: null when the worker could not run the job (then it runs here); corrupt: the decoder's message */
 interface Reply {
   out: Uint8Array | null;
@@ -83,12 +98,25 @@ function post(slot: Slot, task: Task): void {
   // own copies, transferred: posting a view would clone its whole backing buffer
   const own = <T extends Uint8Array | Uint32Array>(a: T | null): T | null => (a ? (a.slice() as T) : null);
   const r = task.req;
+  let msg: Request;
+  if (r.op === "encode") msg = { ...r, input: own(r.input)!, colEnds: own(r.colEnds) };
+  else {
+    const prefix =
+      r.prefix instanceof Uint8Array
+        ? own(r.prefix)
+        : r.prefix
+          ? { ...r.prefix, payload: own(r.prefix.payload)! }
+          : null;
+    msg = { ...r, payload: own(r.payload)!, colEnds: own(r.colEnds), prefix };
+  }
   const arrays =
-    r.op === "encode"
-      ? { input: own(r.input), colEnds: own(r.colEnds) }
-      : { payload: own(r.payload), colEnds: own(r.colEnds), prefix: own(r.prefix) };
-  const transfer = Object.values(arrays).flatMap((a) => (a ? [a.buffer as ArrayBuffer] : []));
-  slot.worker.postMessage({ ...r, ...arrays }, transfer);
+    msg.op === "encode"
+      ? [msg.input, msg.colEnds]
+      : [msg.payload, msg.colEnds, msg.prefix instanceof Uint8Array ? msg.prefix : (msg.prefix?.payload ?? null)];
+  slot.worker.postMessage(
+    msg,
+    arrays.flatMap((a) => (a ? [a.buffer as ArrayBuffer] : [])),
+  );
 }
 
 function next(slot: Slot): void {
@@ -135,14 +163,23 @@ export async function cmEncodePool(jobs: CmJob[], fallback: (job: CmJob) => Uint
   );
 }
 
-/** decode on the pool; `fallback` decodes when WebAssembly cannot */
-export async function cmDecodePool(
-  job: { payload: Uint8Array; rawLen: number; colEnds: Uint32Array | null; prefix: Uint8Array | null; limit: number },
-  fallback: () => Uint8Array,
-): Promise<Uint8Array> {
-  const here = (): Uint8Array =>
-    cmDecodeWasm(job.payload, job.rawLen, job.colEnds, job.prefix, job.limit) ?? fallback();
-  if (job.rawLen + (job.prefix?.length ?? 0) <= IN_THREAD_MAX) return here();
+/**
+ * decode on the pool; `fallback` decodes in this thread when WebAssembly cannot (given the prefix
+ * bytes and the length to decode, as cmDecode takes them)
+ */
+export async function cmDecodePool(job: DecodeJob, fallback: (one: OneDecode) => Uint8Array): Promise<Uint8Array> {
+  const one = (d: OneDecode): Uint8Array =>
+    cmDecodeWasm(d.payload, d.rawLen, d.colEnds, d.prefix, job.limit, d.stop) ?? fallback(d);
+  const here = (): Uint8Array => {
+    const p = job.prefix;
+    const prefix =
+      p instanceof Uint8Array || p === null
+        ? p
+        : one({ payload: p.payload, rawLen: p.rawLen, colEnds: null, prefix: null, stop: p.stop });
+    return one({ payload: job.payload, rawLen: job.rawLen, colEnds: job.colEnds, prefix, stop: job.rawLen });
+  };
+  const prefixLen = job.prefix instanceof Uint8Array ? job.prefix.length : (job.prefix?.stop ?? 0);
+  if (job.rawLen + prefixLen <= IN_THREAD_MAX) return here();
   const r = await run({ op: "decode", ...job });
   if (r.corrupt) fail("codec_corrupt", r.corrupt);
   return r.out ?? here();

@@ -61,11 +61,12 @@ export function cmDecodeWasm(
   colEnds: Uint32Array | null,
   prefix: Uint8Array | null,
   limit: number,
+  stop = rawLen,
 ): Uint8Array | null {
   const m = module();
   if (!m) return null;
   try {
-    return decode(m, TABLES, payload, rawLen, colEnds, prefix, limit);
+    return decode(m, TABLES, payload, rawLen, colEnds, prefix, limit, stop);
   } catch (err) {
     if (err instanceof WasmCorrupt) fail("codec_corrupt", err.message);
     if (outOfMemory(err)) return null;

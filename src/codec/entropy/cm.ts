@@ -1,6 +1,6 @@
 import { fail } from "../errors.js";
 import { ArithDecoder, ArithEncoder } from "./arith.js";
-import { cmDecodePool, cmEncodePool } from "./cm-pool.js";
+import { cmDecodePool, cmEncodePool, type PrefixFrom } from "./cm-pool.js";
 import { APM_ROW, type CmModel, DT, MODEL_LIMIT, STRETCH, squash } from "./cm-tables.js";
 import { type CmJob, cmDecodeWasm, cmEncodeWasm } from "./cm-wasm.js";
 
@@ -333,16 +333,18 @@ export function cmEncode(
   return cmEncodeWasm(input, colEnds, primeLen, limit) ?? cmEncodeJs(input, colEnds, primeLen, model);
 }
 
+/** decode rawLen bytes (or only the first `stop`: the model is sized for rawLen either way) */
 export function cmDecode(
   payload: Uint8Array,
   rawLen: number,
   colEnds: Uint32Array | null = null,
   prefix: Uint8Array | null = null,
   model: CmModel = 1,
+  stop = rawLen,
 ): Uint8Array {
   return (
-    cmDecodeWasm(payload, rawLen, colEnds, prefix, MODEL_LIMIT[model]) ??
-    cmDecodeJs(payload, rawLen, colEnds, prefix, model)
+    cmDecodeWasm(payload, rawLen, colEnds, prefix, MODEL_LIMIT[model], stop) ??
+    cmDecodeJs(payload, rawLen, colEnds, prefix, model, stop)
   );
 }
 
@@ -354,16 +356,19 @@ export function cmEncodeAll(jobs: CmJob[]): Promise<Uint8Array[]> {
   return cmEncodePool(jobs, (j) => cmEncodeJs(j.input, j.colEnds, j.primeLen, j.model));
 }
 
-/** cmDecode on the worker pool */
+/**
+ * cmDecode on the worker pool. `prefix`: the bytes the model was trained on first, or where to
+ * decode them from (the first `stop` bytes of another stream, decoded in the same worker).
+ */
 export function cmDecodeOffThread(
   payload: Uint8Array,
   rawLen: number,
   colEnds: Uint32Array | null = null,
-  prefix: Uint8Array | null = null,
+  prefix: Uint8Array | PrefixFrom | null = null,
   model: CmModel = 1,
 ): Promise<Uint8Array> {
-  return cmDecodePool({ payload, rawLen, colEnds, prefix, limit: MODEL_LIMIT[model] }, () =>
-    cmDecodeJs(payload, rawLen, colEnds, prefix, model),
+  return cmDecodePool({ payload, rawLen, colEnds, prefix, limit: MODEL_LIMIT[model] }, (d) =>
+    cmDecodeJs(d.payload, d.rawLen, d.colEnds, d.prefix, model, d.stop),
   );
 }
 
@@ -395,6 +400,7 @@ export function cmDecodeJs(
   colEnds: Uint32Array | null = null,
   prefix: Uint8Array | null = null,
   model: CmModel = 1,
+  stop = rawLen,
 ): Uint8Array {
   const pl = prefix ? prefix.length : 0;
   const buf = new Uint8Array(pl + rawLen);
@@ -408,7 +414,8 @@ export function cmDecodeJs(
     }
   }
   const dec = new ArithDecoder(payload);
-  for (let i = pl; i < buf.length; i++) {
+  const end = pl + Math.min(stop, rawLen);
+  for (let i = pl; i < end; i++) {
     let c = 0;
     for (let k = 0; k < 8; k++) {
       const y = dec.decode(m.p());
@@ -418,5 +425,5 @@ export function cmDecodeJs(
     buf[i] = c;
     if (dec.overrun > 4) fail("codec_corrupt", "context-mixing stream ends early");
   }
-  return buf.subarray(pl);
+  return buf.subarray(pl, end);
 }

@@ -1,5 +1,12 @@
 import { type CmModel, cmDecodeOffThread, cmEncodeAll } from "../../entropy/cm.js";
-import { decodeSegments, segmentJobs, splitPoint, splitsWell, writeSegments } from "../../entropy/cm-segments.js";
+import {
+  decodeSegments,
+  type PrimeFrom,
+  segmentJobs,
+  splitPoint,
+  splitsWell,
+  writeSegments,
+} from "../../entropy/cm-segments.js";
 import { fail } from "../../errors.js";
 import type { Chamber } from "../types.js";
 import { isExecutable, x86Decode, x86Encode } from "./x86.js";
@@ -8,20 +15,23 @@ import { isExecutable, x86Decode, x86Encode } from "./x86.js";
  * Layouts written in params[0]; a decoder refuses layouts it does not know.
  *  1 — one stream, model 1          2 — two segments (entropy/cm-segments.ts), model 1
  *  3 — one stream, model 2          4 — two segments, model 2
- * The encoder writes 3 and 4; 1 and 2 (model 1, before the counter limit changed) still decode.
+ *  5 — two segments, model 2, segment 1 primed by the input's head (both decode at once)
+ * The encoder writes 3 and 5; 1, 2 and 4 (written by earlier versions) still decode.
  */
-const LAYOUTS: Record<number, { model: CmModel; split: boolean }> = {
-  1: { model: 1, split: false },
-  2: { model: 1, split: true },
-  3: { model: 2, split: false },
-  4: { model: 2, split: true },
+const LAYOUTS: Record<number, { model: CmModel; split: PrimeFrom | null }> = {
+  1: { model: 1, split: null },
+  2: { model: 1, split: "adjacent" },
+  3: { model: 2, split: null },
+  4: { model: 2, split: "adjacent" },
+  5: { model: 2, split: "head" },
 };
+const SPLIT_LAYOUT = 5;
 const MODEL: CmModel = 2;
 
 /** two segments, coded at once */
 async function encodeSegments(data: Uint8Array): Promise<Uint8Array> {
   const cut = splitPoint(data.length); // data ≥ SPLIT_MIN, so PRIME < cut < length
-  const [a, b] = await cmEncodeAll(segmentJobs(data, cut, MODEL));
+  const [a, b] = await cmEncodeAll(segmentJobs(data, cut, MODEL, "head"));
   return writeSegments(data.length, cut, a!, b!);
 }
 
@@ -40,7 +50,7 @@ export const text: Chamber = {
     // binary and CSV-like inputs lose more to the split than prose, markup and code
     const split = ctx.dataClass === "text" && splitsWell(data);
     return {
-      params: Uint8Array.of(split ? 4 : 3, x86 ? 1 : 0),
+      params: Uint8Array.of(split ? SPLIT_LAYOUT : 3, x86 ? 1 : 0),
       payload: split
         ? await encodeSegments(data)
         : (await cmEncodeAll([{ input: data, colEnds: null, primeLen: 0, model: MODEL }]))[0]!,
@@ -52,7 +62,7 @@ export const text: Chamber = {
     if (rawLen > ctx.maxModelOutputBytes)
       fail("codec_too_large", `context-mixing stream of ${rawLen} bytes exceeds maxModelOutputBytes`);
     const out = layout.split
-      ? await decodeSegments(payload, rawLen, layout.model)
+      ? await decodeSegments(payload, rawLen, layout.model, layout.split)
       : await cmDecodeOffThread(payload, rawLen, null, null, layout.model);
     return params[1] === 1 ? x86Decode(out) : out;
   },

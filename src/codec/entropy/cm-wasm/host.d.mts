@@ -22,4 +22,5 @@ export function decode(
   colEnds: Uint32Array | null,
   prefix: Uint8Array | null,
   limit: number,
+  stop?: number,
 ): Uint8Array;

@@ -43,8 +43,11 @@ export function encode(module, tables, input, colEnds, primeLen, limit) {
   return new Uint8Array(e.memory.buffer, out, len).slice();
 }
 
-/** decode rawLen bytes that follow `prefix` (the model is trained on the prefix first) */
-export function decode(module, tables, payload, rawLen, colEnds, prefix, limit) {
+/**
+ * decode rawLen bytes that follow `prefix` (the model is trained on the prefix first); with stop
+ * < rawLen only the first `stop` bytes (the model is still sized for rawLen, as the encoder's was)
+ */
+export function decode(module, tables, payload, rawLen, colEnds, prefix, limit, stop = rawLen) {
   const { e, put } = instance(module, tables);
   const pl = put(payload);
   const ce = colEnds ? put(colEnds) : 0;
@@ -54,7 +57,8 @@ export function decode(module, tables, payload, rawLen, colEnds, prefix, limit) 
   if (p) new Uint8Array(e.memory.buffer, buf, p).set(prefix);
   e.init(buf, n, ce, colEnds ? colEnds.length : 0, 1, pl, payload.length, limit);
   for (let i = 0; i < p; i += SLICE) e.step(i, Math.min(p, i + SLICE), 1);
-  for (let i = p; i < n; i += SLICE)
-    if (e.step(i, Math.min(n, i + SLICE), 0) < 0) throw new WasmCorrupt("context-mixing stream ends early");
-  return new Uint8Array(e.memory.buffer, buf + p, rawLen).slice();
+  const end = p + Math.min(stop, rawLen);
+  for (let i = p; i < end; i += SLICE)
+    if (e.step(i, Math.min(end, i + SLICE), 0) < 0) throw new WasmCorrupt("context-mixing stream ends early");
+  return new Uint8Array(e.memory.buffer, buf + p, end - p).slice();
 }

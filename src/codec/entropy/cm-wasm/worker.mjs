@@ -1,19 +1,27 @@
 // Worker thread of the context-mixing pool (../cm-pool.ts): runs one job at a time with the
 // WebAssembly build, so the slow model never blocks the caller's thread and independent streams
 // run on separate cores. Replies { out } (null: could not run here, the caller runs the job
-// itself) or { out: null, corrupt } when a stream to decode ends early.
+// itself) or { out: null, corrupt } when a stream to decode ends early. A decode job's prefix is
+// given, or decoded here first from the head of another stream (text layout 5).
 import { readFileSync } from "node:fs";
 import { parentPort, workerData } from "node:worker_threads";
 import { decode, encode, WasmCorrupt, WasmOutOfMemory } from "./host.mjs";
 
 const module = new WebAssembly.Module(readFileSync(new URL("./model.wasm", import.meta.url)));
 
+/** the prefix bytes, or the first `stop` bytes of the stream they are decoded from */
+function prefixOf(job) {
+  const p = job.prefix;
+  if (p === null || p instanceof Uint8Array) return p;
+  return decode(module, workerData.tables, p.payload, p.rawLen, null, null, job.limit, p.stop);
+}
+
 parentPort.on("message", (job) => {
   try {
     const out =
       job.op === "encode"
         ? encode(module, workerData.tables, job.input, job.colEnds, job.primeLen, job.limit)
-        : decode(module, workerData.tables, job.payload, job.rawLen, job.colEnds, job.prefix, job.limit);
+        : decode(module, workerData.tables, job.payload, job.rawLen, job.colEnds, prefixOf(job), job.limit);
     parentPort.postMessage({ out }, out ? [out.buffer] : []);
   } catch (err) {
     if (err instanceof WasmCorrupt) parentPort.postMessage({ out: null, corrupt: err.message });
