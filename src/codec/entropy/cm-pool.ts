@@ -2,7 +2,7 @@ import os from "node:os";
 import { Worker } from "node:worker_threads";
 import { fail } from "../errors.js";
 import { MODEL_LIMIT } from "./cm-tables.js";
-import { type CmJob, cmDecodeWasm, cmEncodeWasm, hasWasm, TABLES } from "./cm-wasm.js";
+import { type CmJob, hasWasm, TABLES } from "./cm-wasm.js";
 
 /**
  * Worker threads for the context-mixing model, so its slow work (about 2 µs per byte each way)
@@ -96,27 +96,25 @@ function post(slot: Slot, task: Task): void {
   slot.task = task;
   slot.worker.ref(); // keep the process alive while a job is out
   // own copies, transferred: posting a view would clone its whole backing buffer
-  const own = <T extends Uint8Array | Uint32Array>(a: T | null): T | null => (a ? (a.slice() as T) : null);
+  const transfer: ArrayBuffer[] = [];
+  const own = <T extends Uint8Array | Uint32Array>(a: T | null): T | null => {
+    if (!a) return null;
+    const copy = a.slice() as T;
+    transfer.push(copy.buffer as ArrayBuffer);
+    return copy;
+  };
   const r = task.req;
-  let msg: Request;
-  if (r.op === "encode") msg = { ...r, input: own(r.input)!, colEnds: own(r.colEnds) };
-  else {
-    const prefix =
-      r.prefix instanceof Uint8Array
-        ? own(r.prefix)
-        : r.prefix
-          ? { ...r.prefix, payload: own(r.prefix.payload)! }
-          : null;
-    msg = { ...r, payload: own(r.payload)!, colEnds: own(r.colEnds), prefix };
-  }
-  const arrays =
-    msg.op === "encode"
-      ? [msg.input, msg.colEnds]
-      : [msg.payload, msg.colEnds, msg.prefix instanceof Uint8Array ? msg.prefix : (msg.prefix?.payload ?? null)];
-  slot.worker.postMessage(
-    msg,
-    arrays.flatMap((a) => (a ? [a.buffer as ArrayBuffer] : [])),
-  );
+  const p = r.op === "decode" ? r.prefix : null;
+  const msg: Request =
+    r.op === "encode"
+      ? { ...r, input: own(r.input)!, colEnds: own(r.colEnds) }
+      : {
+          ...r,
+          payload: own(r.payload)!,
+          colEnds: own(r.colEnds),
+          prefix: p instanceof Uint8Array || p === null ? own(p) : { ...p, payload: own(p.payload)! },
+        };
+  slot.worker.postMessage(msg, transfer);
 }
 
 function next(slot: Slot): void {
@@ -144,10 +142,8 @@ function run(req: Request): Promise<Reply> {
   });
 }
 
-/** code independent jobs at once on the pool; `fallback` codes a job when WebAssembly cannot */
-export async function cmEncodePool(jobs: CmJob[], fallback: (job: CmJob) => Uint8Array): Promise<Uint8Array[]> {
-  const here = (j: CmJob): Uint8Array =>
-    cmEncodeWasm(j.input, j.colEnds, j.primeLen, MODEL_LIMIT[j.model]) ?? fallback(j);
+/** code independent jobs at once on the pool; `here` codes a job in this thread (small, or no worker) */
+export async function cmEncodePool(jobs: CmJob[], here: (job: CmJob) => Uint8Array): Promise<Uint8Array[]> {
   return Promise.all(
     jobs.map(async (j) => {
       if (j.input.length <= IN_THREAD_MAX) return here(j);
@@ -163,13 +159,8 @@ export async function cmEncodePool(jobs: CmJob[], fallback: (job: CmJob) => Uint
   );
 }
 
-/**
- * decode on the pool; `fallback` decodes in this thread when WebAssembly cannot (given the prefix
- * bytes and the length to decode, as cmDecode takes them)
- */
-export async function cmDecodePool(job: DecodeJob, fallback: (one: OneDecode) => Uint8Array): Promise<Uint8Array> {
-  const one = (d: OneDecode): Uint8Array =>
-    cmDecodeWasm(d.payload, d.rawLen, d.colEnds, d.prefix, job.limit, d.stop) ?? fallback(d);
+/** decode on the pool; `one` decodes a stream in this thread (small, or no worker), as cmDecode does */
+export async function cmDecodePool(job: DecodeJob, one: (d: OneDecode) => Uint8Array): Promise<Uint8Array> {
   const here = (): Uint8Array => {
     const p = job.prefix;
     const prefix =

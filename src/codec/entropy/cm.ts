@@ -353,7 +353,7 @@ export function cmDecode(
  * chambers use this and cmDecodeOffThread, the synchronous pair above runs in the calling thread.
  */
 export function cmEncodeAll(jobs: CmJob[]): Promise<Uint8Array[]> {
-  return cmEncodePool(jobs, (j) => cmEncodeJs(j.input, j.colEnds, j.primeLen, j.model));
+  return cmEncodePool(jobs, (j) => cmEncode(j.input, j.colEnds, j.primeLen, j.model));
 }
 
 /**
@@ -368,7 +368,7 @@ export function cmDecodeOffThread(
   model: CmModel = 1,
 ): Promise<Uint8Array> {
   return cmDecodePool({ payload, rawLen, colEnds, prefix, limit: MODEL_LIMIT[model] }, (d) =>
-    cmDecodeJs(d.payload, d.rawLen, d.colEnds, d.prefix, model, d.stop),
+    cmDecode(d.payload, d.rawLen, d.colEnds, d.prefix, model, d.stop),
   );
 }
 
