@@ -19,6 +19,7 @@ import { POOL_SIZE, poolState } from "../../src/codec/entropy/cm-pool.js";
 import { SPLIT_MIN, segmentJobs, splitPoint, writeSegments } from "../../src/codec/entropy/cm-segments.js";
 import { MODEL_LIMIT } from "../../src/codec/entropy/cm-tables.js";
 import { cmDecodeWasm, cmEncodeWasm } from "../../src/codec/entropy/cm-wasm.js";
+import { ByteWriter } from "../../src/codec/format/varint.js";
 import { CodecError } from "../../src/codec/index.js";
 import { rng, utf8 } from "./helpers.js";
 
@@ -239,7 +240,16 @@ describe("segments and the worker pool", () => {
     } catch (e) {
       codes.push(e instanceof CodecError ? e.code : String(e));
     }
-    expect(codes).toEqual(["codec_corrupt"]);
+    // more than two segments are refused before any decoding (each would train on the prime again)
+    const three = new ByteWriter(16);
+    for (const v of [1000, 3, 1000, 1000, big.length - 2000]) three.uvarint(v);
+    try {
+      await text.decode(Uint8Array.of(5, 0), three.finish(), big.length, ctx);
+      codes.push("ok");
+    } catch (e) {
+      codes.push(e instanceof CodecError ? e.code : String(e));
+    }
+    expect(codes).toEqual(["codec_corrupt", "codec_corrupt"]);
     const small = await text.encode(big.subarray(0, SPLIT_MIN - 1), { level: "max", dataClass: "text" });
     expect(small!.params[0]).toBe(3);
     const csv = await text.encode(big, { level: "max", dataClass: "csv" });

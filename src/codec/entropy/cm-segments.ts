@@ -77,7 +77,9 @@ export async function decodeSegments(
 ): Promise<Uint8Array> {
   const r = new ByteReader(payload);
   const prime = r.uvarintMax(rawLen, "prime length");
-  const k = r.uvarintMax(Math.max(1, rawLen), "segment count");
+  // every segment after the first trains on `prime` bytes first: more than two would let a hostile
+  // container make the decoder train on (count × prime) bytes, quadratic in the declared length
+  const k = r.uvarintMax(2, "segment count");
   if (k < 1) fail("codec_corrupt", "no segments");
   const lens: number[] = [];
   let total = 0;
