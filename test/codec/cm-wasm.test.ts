@@ -15,7 +15,7 @@ import {
   cmEncodeAll,
   cmEncodeJs,
 } from "../../src/codec/entropy/cm.js";
-import { POOL_SIZE, poolState } from "../../src/codec/entropy/cm-pool.js";
+import { POOL_SIZE, poolState, terminatePool } from "../../src/codec/entropy/cm-pool.js";
 import { SPLIT_MIN, segmentJobs, splitPoint, writeSegments } from "../../src/codec/entropy/cm-segments.js";
 import { MODEL_LIMIT } from "../../src/codec/entropy/cm-tables.js";
 import { cmDecodeWasm, cmEncodeWasm } from "../../src/codec/entropy/cm-wasm.js";
@@ -181,6 +181,27 @@ describe("segments and the worker pool", () => {
     expect(ticks - encodeTicks).toBeGreaterThan(20);
     expect(hex(back)).toBe(hex(data));
     expect(hex(coded!)).toBe(hex(cmEncode(data, null, 0, 2)));
+  });
+
+  it("jobs whose workers stop mid-way finish in the caller's thread with the same bits; new jobs start new workers", async () => {
+    const data = prose(150_000, 29);
+    const jobs = [0, 1].map((k) => ({
+      input: data.subarray(k * 10_000),
+      colEnds: null,
+      primeLen: 0,
+      model: 2 as const,
+    }));
+    const coding = cmEncodeAll(jobs);
+    await new Promise((res) => setTimeout(res, 30)); // both jobs are out on workers
+    expect(poolState().busy).toBeGreaterThan(0);
+    await terminatePool();
+    const [a, b] = await coding;
+    expect(hex(a!)).toBe(hex(cmEncode(jobs[0]!.input, null, 0, 2)));
+    expect(hex(b!)).toBe(hex(cmEncode(jobs[1]!.input, null, 0, 2)));
+    expect(poolState()).toMatchObject({ busy: 0, queued: 0, dead: 0 });
+    const back = await cmDecodeOffThread(a!, jobs[0]!.input.length, null, null, 2);
+    expect(hex(back)).toBe(hex(jobs[0]!.input));
+    expect(poolState().workers).toBeGreaterThan(0);
   });
 
   it("a truncated stream decoded on the pool is codec_corrupt", async () => {

@@ -57,6 +57,8 @@ interface Task {
 interface Slot {
   worker: Worker;
   task: Task | null;
+  /** terminated on purpose (terminatePool): its exit is not a death */
+  stopping: boolean;
 }
 
 const slots: Slot[] = [];
@@ -71,7 +73,7 @@ function spawn(): Slot | null {
     return null;
   }
   worker.unref(); // an idle pool never keeps the process alive
-  const slot: Slot = { worker, task: null };
+  const slot: Slot = { worker, task: null, stopping: false };
   worker.on("message", (msg: Reply) => {
     const t = slot.task;
     slot.task = null;
@@ -82,7 +84,8 @@ function spawn(): Slot | null {
     const i = slots.indexOf(slot);
     if (i < 0) return;
     slots.splice(i, 1);
-    dead++; // not replaced: a worker that died once (out of memory, killed) would likely die again
+    // a worker that died (out of memory, a bug) is not replaced: it would likely die again
+    if (!slot.stopping) dead++;
     slot.task?.resolve({ out: null });
     slot.task = null;
     if (slots.length === 0) for (const t of queue.splice(0)) t.resolve({ out: null });
@@ -174,6 +177,16 @@ export async function cmDecodePool(job: DecodeJob, one: (d: OneDecode) => Uint8A
   const r = await run({ op: "decode", ...job });
   if (r.corrupt) fail("codec_corrupt", r.corrupt);
   return r.out ?? here();
+}
+
+/**
+ * Stop every worker now. Jobs they were running, and queued ones, are finished in the caller's
+ * thread (same bits); later jobs start new workers. For shutdown paths and fault tests.
+ */
+export async function terminatePool(): Promise<void> {
+  const all = [...slots];
+  for (const s of all) s.stopping = true;
+  await Promise.all(all.map((s) => s.worker.terminate())); // each exit runs drop()
 }
 
 /** workers started and alive (for tests and diagnostics) */
