@@ -4,6 +4,7 @@
  * Usage: npm run bench:http [-- --duration 10 --connections 50]
  */
 import { type ChildProcess, spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import fs from "node:fs";
 import net from "node:net";
 import os from "node:os";
@@ -57,6 +58,13 @@ async function measure(url: string) {
 }
 
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "labphi-bench-"));
+// Production takes its service keys from the environment only (docs/operations.md).
+const keys = Object.fromEntries(
+  ["ACCESS_TOKEN_SECRET", "IDENTITY_TOKEN_SECRET", "DATASET_PRINT_SECRET"].map((k) => [
+    k,
+    randomBytes(32).toString("base64url"),
+  ]),
+);
 const labPort = await freePort();
 const quietPort = await freePort();
 const barePort = await freePort();
@@ -65,12 +73,12 @@ const bareLogPort = await freePort();
 // and the same service with request logging off (LOG_LEVEL=warn), against a bare Fastify route.
 const lab = await startServer(
   "src/server.ts",
-  { DATA_DIR: dataDir, LOG_LEVEL: "info", NODE_ENV: "production" },
+  { DATA_DIR: dataDir, LOG_LEVEL: "info", NODE_ENV: "production", ...keys },
   labPort,
 );
 const quiet = await startServer(
   "src/server.ts",
-  { DATA_DIR: path.join(dataDir, "quiet"), LOG_LEVEL: "warn", NODE_ENV: "production" },
+  { DATA_DIR: path.join(dataDir, "quiet"), LOG_LEVEL: "warn", NODE_ENV: "production", ...keys },
   quietPort,
 );
 const body = await (await fetch(`http://127.0.0.1:${labPort}/api/x402-products`)).text();

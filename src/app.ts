@@ -2,20 +2,21 @@ import { randomUUID } from "node:crypto";
 import cors from "@fastify/cors";
 import Fastify from "fastify";
 import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from "fastify-type-provider-zod";
+import type { DestinationStream } from "pino";
 import { adminRoutes } from "./admin/routes.js";
 import { catalogRoutes } from "./catalog/routes.js";
 import { Catalog } from "./catalog/service.js";
 import type { Config } from "./config.js";
 import type { Db } from "./db/database.js";
-import { persistentSetting, randomSecret } from "./db/settings.js";
 import { discoveryRoutes } from "./discovery/routes.js";
 import { engineRoutes } from "./engine/routes.js";
 import { EngineService } from "./engine/service.js";
 import { adminGuard } from "./http/admin-auth.js";
-import { frameworkErrors, registerErrorHandling } from "./http/errors.js";
+import { clientErrorHandler, frameworkErrors, registerErrorHandling } from "./http/errors.js";
 import { createLogger } from "./http/logger.js";
 import { Metrics } from "./http/metrics.js";
 import { registerOpenApi } from "./http/openapi.js";
+import { registerRateLimits } from "./http/rate-limit.js";
 import { OneLineRequestLog } from "./http/request-log.js";
 import { RouteTable } from "./http/route-table.js";
 import type { App } from "./http/types.js";
@@ -23,6 +24,8 @@ import { identityRoutes } from "./identity/routes.js";
 import { IdentityService } from "./identity/service.js";
 import { opsRoutes } from "./ops/routes.js";
 import { LicenseService, licenseRoutes } from "./orders/license-routes.js";
+import { OrderRecovery } from "./orders/recovery.js";
+import { recoveryRoutes } from "./orders/recovery-routes.js";
 import { orderRoutes } from "./orders/routes.js";
 import { OrderService } from "./orders/service.js";
 import { cardRoutes } from "./payments/card/routes.js";
@@ -31,8 +34,10 @@ import { stripeClient } from "./payments/card/stripe.js";
 import { claimRoutes } from "./payments/manual/routes.js";
 import { ClaimService } from "./payments/manual/service.js";
 import { paymentsMatrixRoutes } from "./payments/matrix/routes.js";
+import { warnHalfConfiguredRails } from "./payments/readiness.js";
 import { x402Routes } from "./payments/x402/routes.js";
 import { X402Service } from "./payments/x402/service.js";
+import { serviceKeys } from "./secrets.js";
 import { payPages } from "./web/pages/pay.js";
 
 export interface AppOptions {
@@ -40,6 +45,8 @@ export interface AppOptions {
   db: Db;
   /** Defaults to the fixed catalog; tests pass one with a changed price. */
   catalog?: Catalog;
+  /** Where log lines go instead of stdout (tests capture them). */
+  logStream?: DestinationStream;
 }
 
 /** Services built by the composition root, exposed for tests and the CLI. */
@@ -83,15 +90,42 @@ export const EXPOSED_HEADERS = [
   "X-Dataset-Print",
 ];
 
+/** Fastify's timeout options from the settings (docs/limits.md). */
+export function httpTimeouts(config: Config) {
+  const requestTimeout = config.http.requestTimeoutSeconds * 1000;
+  return {
+    requestTimeout,
+    connectionTimeout: config.http.connectionTimeoutSeconds * 1000,
+    // Longer than the idle timeout of common load balancers (60 s), so they close first.
+    keepAliveTimeout: 72_000,
+    http: {
+      requestTimeout,
+      headersTimeout: Math.min(requestTimeout, 15_000),
+      // Node's default checks timeouts every 30 s: a 30 s bound could become 60.
+      connectionsCheckingInterval: Math.min(250, requestTimeout),
+    },
+  };
+}
+
 /** The composition root: builds every service and registers every domain's routes. */
 export async function buildApp(options: AppOptions): Promise<App> {
   const { config, db } = options;
   const catalog = options.catalog ?? new Catalog();
 
-  const logger = createLogger(config);
+  const logger = createLogger(config, { stream: options.logStream });
   const app = Fastify({
     ...(logger ? { loggerInstance: logger } : { logger: false }),
     bodyLimit: config.bodyLimitBytes,
+    // Hostile input (docs/limits.md): a request must arrive whole within REQUEST_TIMEOUT_SECONDS
+    // (408 problem, connection closed), its headers within min(that, 15 s); a silent socket is
+    // closed after CONNECTION_TIMEOUT_SECONDS. Node checks these every quarter second.
+    ...httpTimeouts(config),
+    // TRUST_PROXY: a hop count trusts that many proxies nearest the server (Fastify's number form).
+    trustProxy:
+      typeof config.http.trustProxy === "number"
+        ? (_address: string, hop: number) => hop < (config.http.trustProxy as number)
+        : config.http.trustProxy,
+    clientErrorHandler,
     genReqId: (req) => {
       const given = req.headers["x-request-id"];
       return typeof given === "string" && REQUEST_ID.test(given) ? given : randomUUID();
@@ -115,6 +149,8 @@ export async function buildApp(options: AppOptions): Promise<App> {
   const metrics = new Metrics();
   metrics.attach(app);
   registerErrorHandling(app, routes);
+  // Per-IP limits of paid, checkout, join and codec routes: before any route is registered.
+  await registerRateLimits(app, config);
   app.addHook("onRequest", (request, reply, done) => {
     reply.header("X-Request-Id", request.id);
     done();
@@ -133,6 +169,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
       "Authorization",
       "Accept",
       "X-Identity-Token",
+      "Idempotency-Key",
     ],
     exposedHeaders: EXPOSED_HEADERS,
     maxAge: 600,
@@ -141,9 +178,9 @@ export async function buildApp(options: AppOptions): Promise<App> {
   });
   await registerOpenApi(app, config);
 
-  const tokenSecret =
-    config.accessTokenSecret ?? (await persistentSetting(db.kysely, "access_token_secret", randomSecret));
-  const orders = new OrderService(db.kysely, catalog, config.baseUrl, tokenSecret);
+  // Service keys: environment, or DATA_DIR/secrets.json outside production; never the database.
+  const keys = await serviceKeys(config, db.kysely, app.log);
+  const orders = new OrderService(db.kysely, catalog, config.baseUrl, keys.accessToken);
   const requireAdmin = adminGuard(config.adminToken);
   const card = new CardService(db.kysely, orders, catalog, config, stripeClient(config));
   const claims = new ClaimService(db.kysely, orders, catalog, config);
@@ -152,20 +189,26 @@ export async function buildApp(options: AppOptions): Promise<App> {
   await x402.init();
   app.addHook("onClose", async () => x402.stop());
 
-  const identityKey =
-    config.identity.tokenSecret ?? (await persistentSetting(db.kysely, "identity_token_secret", randomSecret));
-  const identities = new IdentityService(db.kysely, identityKey, config.identity.tokenTtlDays);
-  const printKey = await persistentSetting(db.kysely, "dataset_print_key", randomSecret);
-  const engine = new EngineService(db.kysely, config.codec, printKey, app.log);
+  const identities = new IdentityService(db.kysely, keys.identityToken, config.identity.tokenTtlDays);
+  const engine = new EngineService(db.kysely, config.codec, keys.datasetPrint, app.log);
   await engine.init();
 
   const services: Services = { config, db, catalog, orders, card, claims, x402, metrics, routes, engine, identities };
   app.decorate("services", services);
+  // One warning per half-configured payment rail (some of its settings given, not all: it stays off).
+  warnHalfConfiguredRails(config, app.log);
 
   opsRoutes(app, { db, metrics });
   catalogRoutes(app, { catalog, config });
   orderRoutes(app, { orders, catalog, requireAdmin, baseUrl: config.baseUrl });
   licenseRoutes(app, { licenses: new LicenseService(db.kysely, catalog) });
+  recoveryRoutes(app, {
+    recovery: new OrderRecovery(db.kysely, orders, {
+      baseUrl: config.baseUrl,
+      baseChainId: config.x402.baseChainId,
+      evmClient: () => x402.settlement.evmClient,
+    }),
+  });
   cardRoutes(app, { card });
   claimRoutes(app, { claims });
   x402Routes(app, { x402, config, requireAdmin });

@@ -42,6 +42,36 @@ const intIn = (min: number, max: number, dflt: number) =>
     return n;
   });
 
+/** Like intIn, but undefined when unset (the default is derived from other settings). */
+const optionalIntIn = (min: number, max: number) =>
+  optionalString.transform((v, ctx) => {
+    if (v === undefined) return undefined;
+    const n = /^-?\d+$/.test(v) ? Number(v) : Number.NaN;
+    if (!(n >= min && n <= max)) {
+      ctx.addIssue({ code: "custom", message: `must be an integer between ${min} and ${max}` });
+      return z.NEVER;
+    }
+    return n;
+  });
+
+const BOOLEAN = /^(true|false|1|0|yes|no|on|off)$/i;
+const optionalBoolean = optionalString.refine((v) => v === undefined || BOOLEAN.test(v), {
+  message: "must be true or false",
+});
+const isTrue = (v: string) => /^(true|1|yes|on)$/i.test(v);
+
+/** TRUST_PROXY: true, false, a hop count, or a comma-separated list of proxy addresses / CIDR ranges. */
+const PROXY_ENTRY = /^([0-9a-fA-F:.]+(\/\d{1,3})?|loopback|linklocal|uniquelocal)$/;
+function trustProxy(v: string | undefined): boolean | number | string {
+  if (v === undefined || /^(false|0|no|off)$/i.test(v)) return false;
+  if (/^(true|yes|on)$/i.test(v)) return true;
+  if (/^\d+$/.test(v)) return Number(v);
+  return v
+    .split(",")
+    .map((p) => p.trim())
+    .join(",");
+}
+
 export const BASE_MAINNET_USDC = "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913";
 export const SOLANA_MAINNET_USDC = "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v";
 
@@ -62,6 +92,22 @@ const envSchema = z.object({
   }),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).optional().default("info"),
   BODY_LIMIT_BYTES: intIn(1024, 64 * 1024 * 1024, 1024 * 1024),
+  // hostile input (docs/limits.md): timeouts, proxies, rate limits
+  REQUEST_TIMEOUT_SECONDS: intIn(1, 3600, 30),
+  CONNECTION_TIMEOUT_SECONDS: optionalIntIn(1, 3600),
+  TRUST_PROXY: optionalString.refine(
+    (v) =>
+      v === undefined ||
+      BOOLEAN.test(v) ||
+      /^\d{1,2}$/.test(v) ||
+      v.split(",").every((p) => PROXY_ENTRY.test(p.trim())),
+    { message: "must be true, false, a hop count, or a comma-separated list of addresses/CIDR ranges" },
+  ),
+  RATE_LIMIT_ENABLED: optionalBoolean,
+  RATE_LIMIT_PAID_PER_MINUTE: intIn(1, 1_000_000, 60),
+  RATE_LIMIT_CHECKOUT_PER_MINUTE: intIn(1, 1_000_000, 10),
+  RATE_LIMIT_JOIN_PER_MINUTE: intIn(1, 1_000_000, 5),
+  RATE_LIMIT_CODEC_PER_MINUTE: intIn(1, 1_000_000, 60),
   CONTACT_EMAIL: optionalString.refine((v) => v === undefined || z.email().safeParse(v).success, {
     message: "must be an e-mail address",
   }),
@@ -85,6 +131,8 @@ const envSchema = z.object({
   X402_MIN_CONFIRMATIONS: intIn(0, 1000, 1),
   X402_TX_MAX_AGE_SECONDS: intIn(60, 30 * 24 * 3600, 24 * 3600),
   X402_SETTLE_TIMEOUT_SECONDS: intIn(1, 300, 25),
+  X402_SVM_MAX_COMPUTE_UNITS: intIn(1_000, 1_400_000, 40_000),
+  X402_SVM_MAX_COMPUTE_UNIT_PRICE: intIn(0, 5_000_000, 500_000),
 
   // card rails (Stripe)
   STRIPE_SECRET_KEY: optionalString.refine((v) => v === undefined || /^(sk|rk)_(test|live)_[A-Za-z0-9]+$/.test(v), {
@@ -101,10 +149,17 @@ const envSchema = z.object({
   CODEC_SLOW_LIMIT_BYTES: intIn(1024, 64 * 1024 * 1024, 128 * 1024),
   CODEC_OUTPUT_LIMIT_BYTES: intIn(1024, 1024 * 1024 * 1024, 32 * 1024 * 1024),
   CODEC_SLOW_CONCURRENCY: intIn(1, 64, 2),
+  CODEC_DECODE_CONCURRENCY: intIn(1, 64, 2),
+  CODEC_MAX_RATIO: intIn(16, 1_000_000_000, 4096),
   IDENTITY_TOKEN_SECRET: optionalString.refine((v) => v === undefined || v.length >= 32, {
     message: "must be at least 32 characters",
   }),
   IDENTITY_TOKEN_TTL_DAYS: intIn(1, 365, 30),
+
+  // service keys (src/secrets.ts): ACCESS_TOKEN_SECRET and IDENTITY_TOKEN_SECRET above, and this one
+  DATASET_PRINT_SECRET: optionalString.refine((v) => v === undefined || v.length >= 32, {
+    message: "must be at least 32 characters",
+  }),
 });
 
 export type Env = z.infer<typeof envSchema>;
@@ -120,6 +175,20 @@ export interface Config {
   accessTokenSecret: string | undefined;
   logLevel: Env["LOG_LEVEL"];
   bodyLimitBytes: number;
+  /** Timeouts and proxy trust of the HTTP server (docs/limits.md). */
+  http: {
+    /** Whole request (headers and body) must arrive within this; else 408 and the connection is closed. */
+    requestTimeoutSeconds: number;
+    /** A socket with no traffic either way for this long is closed (longer than any handler's wait). */
+    connectionTimeoutSeconds: number;
+    /** Fastify `trustProxy`: which proxies' X-Forwarded-For to believe (the client IP of rate limits). */
+    trustProxy: boolean | number | string;
+  };
+  /** Per-IP request limits of the expensive or abusable routes (src/http/rate-limit.ts). */
+  rateLimit: {
+    enabled: boolean;
+    perMinute: { paid: number; checkout: number; join: number; codec: number };
+  };
   contactEmail: string | undefined;
   payTo: { base: string | undefined; solana: string | undefined; btc: string | undefined };
   usdc: { base: string; solana: string };
@@ -134,6 +203,10 @@ export interface Config {
     txMaxAgeSeconds: number;
     /** Longest wait for a settlement before answering 202 (outcome unknown, reconciled later). */
     settleTimeoutSeconds: number;
+    /** Solana: largest SetComputeUnitLimit accepted (bounds what our fee payer can be charged). */
+    svmMaxComputeUnits: number;
+    /** Solana: largest SetComputeUnitPrice accepted, micro-lamports per compute unit. */
+    svmMaxComputeUnitPrice: number;
   };
   stripe: {
     secretKey: string | undefined;
@@ -150,9 +223,13 @@ export interface Config {
     outputLimitBytes: number;
     /** Slow codec requests (levels max/balanced, bench, process, context-mixing decodes) admitted at once; more get 503 + Retry-After. */
     slowConcurrency: number;
+    /** Decompressions (every chamber, classic streams) admitted at once; more get 503 + Retry-After. */
+    decodeConcurrency: number;
+    /** Largest output / container ratio over HTTP for outputs above 1 MiB (413 codec_ratio_exceeded). */
+    maxRatio: number;
   };
   identity: {
-    /** Key of the identity-token hash; when unset a random key is kept in the settings table. */
+    /** Key of the identity-token hash; when unset (not in production) a generated one in DATA_DIR/secrets.json. */
     tokenSecret: string | undefined;
     tokenTtlDays: number;
   };
@@ -160,6 +237,8 @@ export interface Config {
   paymentLinks: Record<string, string>;
   /** Stripe payment link ids (plink_…) keyed by canonical sku (from PAYMENT_LINK_ID_<SKU>): matches link purchases in webhooks. */
   paymentLinkIds: Record<string, string>;
+  /** Key of dataset prints; when unset (not in production) a generated one in DATA_DIR/secrets.json (src/secrets.ts). */
+  datasetPrintSecret: string | undefined;
 }
 
 export class ConfigError extends Error {
@@ -207,6 +286,26 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError("STRIPE_PAYMENT_METHODS", "must be a comma-separated list of payment method ids");
   }
   const nodeEnv = e.NODE_ENV === "production" || e.NODE_ENV === "test" ? e.NODE_ENV : "development";
+  // Service keys: production takes them from the environment only (src/secrets.ts, docs/operations.md).
+  if (nodeEnv === "production") {
+    for (const name of ["ACCESS_TOKEN_SECRET", "IDENTITY_TOKEN_SECRET", "DATASET_PRINT_SECRET"] as const) {
+      if (e[name] === undefined) {
+        throw new ConfigError(
+          name,
+          "required when NODE_ENV=production (at least 32 characters, e.g. `openssl rand -base64 48`)",
+        );
+      }
+    }
+  }
+  if (
+    e.CONNECTION_TIMEOUT_SECONDS !== undefined &&
+    e.CONNECTION_TIMEOUT_SECONDS <= Math.max(e.REQUEST_TIMEOUT_SECONDS, e.X402_SETTLE_TIMEOUT_SECONDS)
+  ) {
+    throw new ConfigError(
+      "CONNECTION_TIMEOUT_SECONDS",
+      "must be longer than REQUEST_TIMEOUT_SECONDS and X402_SETTLE_TIMEOUT_SECONDS (an idle socket is closed)",
+    );
+  }
   const host = e.HOST ?? "127.0.0.1";
   const urlHost = host === "0.0.0.0" || host === "::" ? "127.0.0.1" : host;
   return {
@@ -220,6 +319,22 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     accessTokenSecret: e.ACCESS_TOKEN_SECRET,
     logLevel: e.LOG_LEVEL,
     bodyLimitBytes: e.BODY_LIMIT_BYTES,
+    http: {
+      requestTimeoutSeconds: e.REQUEST_TIMEOUT_SECONDS,
+      // By default longer than the longest wait of a handler (an x402 settlement) plus slack.
+      connectionTimeoutSeconds: e.CONNECTION_TIMEOUT_SECONDS ?? Math.max(75, e.X402_SETTLE_TIMEOUT_SECONDS + 30),
+      trustProxy: trustProxy(e.TRUST_PROXY),
+    },
+    rateLimit: {
+      // Off under NODE_ENV=test unless a test turns it on; on everywhere else unless turned off.
+      enabled: e.RATE_LIMIT_ENABLED === undefined ? nodeEnv !== "test" : isTrue(e.RATE_LIMIT_ENABLED),
+      perMinute: {
+        paid: e.RATE_LIMIT_PAID_PER_MINUTE,
+        checkout: e.RATE_LIMIT_CHECKOUT_PER_MINUTE,
+        join: e.RATE_LIMIT_JOIN_PER_MINUTE,
+        codec: e.RATE_LIMIT_CODEC_PER_MINUTE,
+      },
+    },
     contactEmail: e.CONTACT_EMAIL,
     payTo: { base: e.PAY_TO_BASE, solana: e.PAY_TO_SOLANA, btc: e.PAY_TO_BTC },
     usdc: { base: e.BASE_USDC_ADDRESS ?? BASE_MAINNET_USDC, solana: e.SOLANA_USDC_MINT ?? SOLANA_MAINNET_USDC },
@@ -233,6 +348,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       minConfirmations: e.X402_MIN_CONFIRMATIONS,
       txMaxAgeSeconds: e.X402_TX_MAX_AGE_SECONDS,
       settleTimeoutSeconds: e.X402_SETTLE_TIMEOUT_SECONDS,
+      svmMaxComputeUnits: e.X402_SVM_MAX_COMPUTE_UNITS,
+      svmMaxComputeUnitPrice: e.X402_SVM_MAX_COMPUTE_UNIT_PRICE,
     },
     stripe: {
       secretKey: e.STRIPE_SECRET_KEY,
@@ -245,10 +362,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       slowLimitBytes: e.CODEC_SLOW_LIMIT_BYTES,
       outputLimitBytes: e.CODEC_OUTPUT_LIMIT_BYTES,
       slowConcurrency: e.CODEC_SLOW_CONCURRENCY,
+      decodeConcurrency: e.CODEC_DECODE_CONCURRENCY,
+      maxRatio: e.CODEC_MAX_RATIO,
     },
     identity: { tokenSecret: e.IDENTITY_TOKEN_SECRET, tokenTtlDays: e.IDENTITY_TOKEN_TTL_DAYS },
     paymentLinks,
     paymentLinkIds,
+    datasetPrintSecret: e.DATASET_PRINT_SECRET,
   };
 }
 

@@ -47,6 +47,11 @@ async function main(): Promise<void> {
 }
 
 main().catch((err) => {
+  // A setting found wrong while starting (e.g. a secrets file others can read): the same one line.
+  if (err instanceof ConfigError) {
+    process.stderr.write(`labphi: ${err.message}\n`);
+    process.exit(78);
+  }
   process.stderr.write(`labphi: failed to start: ${err instanceof Error ? err.message : String(err)}\n`);
   process.exit(1);
 });

@@ -4,6 +4,7 @@ import { z } from "zod";
 import type { Database } from "../db/schema.js";
 import { type AdminGuard, adminActor } from "../http/admin-auth.js";
 import { problemSchema } from "../http/problem.js";
+import { idText, plainText, searchText } from "../http/text.js";
 import type { App } from "../http/types.js";
 import { orderViewSchema } from "../orders/routes.js";
 import type { OrderService } from "../orders/service.js";
@@ -26,7 +27,7 @@ export function operatorActor(request: FastifyRequest): string {
 const page = {
   limit: z.coerce.number().int().min(1).max(200).default(50),
   offset: z.coerce.number().int().min(0).max(1_000_000).default(0),
-  search: z.string().min(1).max(200).optional().describe("case-insensitive substring"),
+  search: searchText(200).optional().describe("case-insensitive substring"),
 };
 
 const pageOf = <T extends z.ZodType>(item: T) =>
@@ -34,7 +35,7 @@ const pageOf = <T extends z.ZodType>(item: T) =>
 
 const claimViewSchema = z.object({
   claim_id: z.string(),
-  state: z.enum(["submitted", "approved", "rejected", "revoked"]),
+  state: z.enum(["submitted", "approved", "rejected", "revoked", "closed"]),
   rail: z.string(),
   sku: z.string(),
   email: z.string(),
@@ -50,6 +51,10 @@ const claimViewSchema = z.object({
   decided_at: z.string().nullable(),
   reason: z.string().nullable(),
   created_at: z.string(),
+  sender: z.string().nullable().describe("the wallet that sent the transfer"),
+  sender_source: z.enum(["chain", "claimant"]).nullable().describe("read from the chain, or the claimant's word"),
+  sender_proven: z.boolean().describe("the claimant signed for the sender (proved control of the paying wallet)"),
+  same_transfer_claims: z.array(z.string()).optional().describe("other claims naming the same transfer"),
 });
 
 const adminOrderSchema = orderViewSchema.extend({ access_url: z.string() });
@@ -77,7 +82,7 @@ const auditEntrySchema = z.object({
 });
 
 const guarded = { 400: problemSchema, 401: problemSchema, 503: problemSchema };
-const reasonBody = z.object({ reason: z.string().min(1).max(500).optional() }).nullish();
+const reasonBody = z.object({ reason: plainText(500).min(1).optional() }).nullish();
 
 /** Operator API: every route needs `Authorization: Bearer <ADMIN_TOKEN>`; every action is audited. */
 export function adminRoutes(
@@ -104,8 +109,8 @@ export function adminRoutes(
         querystring: z.object({
           ...page,
           status: z.enum(["active", "revoked", "refunded"]).optional(),
-          sku: z.string().max(100).optional(),
-          rail: z.string().max(64).optional(),
+          sku: plainText(100).optional(),
+          rail: plainText(64).optional(),
         }),
         response: { 200: pageOf(adminOrderSchema), ...guarded },
       },
@@ -129,7 +134,7 @@ export function adminRoutes(
       schema: {
         ...meta,
         summary: "One order with its access URL",
-        params: z.object({ id: z.string().min(1).max(64) }),
+        params: z.object({ id: idText(64) }),
         response: { 200: adminOrderSchema, 404: problemSchema, ...guarded },
       },
     },
@@ -146,7 +151,7 @@ export function adminRoutes(
       schema: {
         ...meta,
         summary: "Mark an order refunded (refund made outside the service): its access and licence stop working",
-        params: z.object({ id: z.string().min(1).max(64) }),
+        params: z.object({ id: idText(64) }),
         body: reasonBody,
         response: { 200: orderViewSchema, 404: problemSchema, ...guarded },
       },
@@ -171,8 +176,8 @@ export function adminRoutes(
         summary: "List manual-payment claims (search: claim id, e-mail, tx, company, sku)",
         querystring: z.object({
           ...page,
-          state: z.enum(["submitted", "approved", "rejected", "revoked"]).optional(),
-          rail: z.string().max(64).optional(),
+          state: z.enum(["submitted", "approved", "rejected", "revoked", "closed"]).optional(),
+          rail: plainText(64).optional(),
         }),
         response: { 200: pageOf(claimViewSchema), ...guarded },
       },
@@ -191,11 +196,11 @@ export function adminRoutes(
       schema: {
         ...meta,
         summary: "One claim",
-        params: z.object({ id: z.string().min(1).max(64) }),
+        params: z.object({ id: idText(64) }),
         response: { 200: claimViewSchema, 404: problemSchema, ...guarded },
       },
     },
-    async (request) => claims.view(await claims.get(request.params.id)),
+    async (request) => claims.operatorView(request.params.id),
   );
 
   app.post(
@@ -205,8 +210,8 @@ export function adminRoutes(
       schema: {
         ...meta,
         summary: "Approve a claim: creates the order (same grant as every rail) and answers its access URL",
-        params: z.object({ id: z.string().min(1).max(64) }),
-        body: z.object({ note: z.string().max(500).optional() }).nullish(),
+        params: z.object({ id: idText(64) }),
+        body: z.object({ note: plainText(500).optional() }).nullish(),
         response: {
           200: z.object({
             claim: claimViewSchema,
@@ -240,7 +245,7 @@ export function adminRoutes(
       schema: {
         ...meta,
         summary: "Check a claim's transaction on chain (USDC on Base, advisory) before approving",
-        params: z.object({ id: z.string().min(1).max(64) }),
+        params: z.object({ id: idText(64) }),
         response: {
           200: z.object({
             claim_id: z.string(),
@@ -267,7 +272,7 @@ export function adminRoutes(
       schema: {
         ...meta,
         summary: "Reject a submitted claim",
-        params: z.object({ id: z.string().min(1).max(64) }),
+        params: z.object({ id: idText(64) }),
         body: reasonBody,
         response: { 200: claimViewSchema, 404: problemSchema, 409: problemSchema, ...guarded },
       },
@@ -283,7 +288,7 @@ export function adminRoutes(
       schema: {
         ...meta,
         summary: "Revoke an approved claim and its order's entitlement",
-        params: z.object({ id: z.string().min(1).max(64) }),
+        params: z.object({ id: idText(64) }),
         body: reasonBody,
         response: { 200: claimViewSchema, 404: problemSchema, 409: problemSchema, ...guarded },
       },
@@ -301,7 +306,7 @@ export function adminRoutes(
         summary: "Received webhook events with what handling them did (search: event id, object id, outcome)",
         querystring: z.object({
           ...page,
-          type: z.string().max(100).optional(),
+          type: plainText(100).optional(),
           unprocessed: z.enum(["true", "false"]).optional(),
         }),
         response: { 200: pageOf(webhookEventSchema), ...guarded },
@@ -328,9 +333,9 @@ export function adminRoutes(
         summary: "The append-only audit log: who did what to which subject, and when (newest first)",
         querystring: z.object({
           ...page,
-          actor: z.string().max(200).optional(),
-          action: z.string().max(100).optional(),
-          subject: z.string().max(200).optional(),
+          actor: plainText(200).optional(),
+          action: plainText(100).optional(),
+          subject: plainText(200).optional(),
         }),
         response: { 200: pageOf(auditEntrySchema), ...guarded },
       },

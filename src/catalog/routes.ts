@@ -27,7 +27,8 @@ const requirementSchema = z.object({
   payTo: z.string().nullable(),
   decimals: z.number().int(),
   chain: z.enum(["solana", "base"]),
-  configured: z.boolean(),
+  configured: z.boolean().describe("true only when this rail can verify and settle with the current settings"),
+  missing: z.array(z.string()).describe("settings still needed before the rail can settle (empty when configured)"),
 });
 
 const catalogEnvelope = {

@@ -26,8 +26,31 @@ export function openDatabase(options: DatabaseOptions): Db {
   return openSqlite(path.join(options.dataDir, "labphi.sqlite"));
 }
 
+/** The SQLite file and the files SQLite keeps beside it. */
+const SQLITE_FILES = ["", "-wal", "-shm", "-journal"];
+
+/**
+ * Only the service's user may read the database (it holds licence keys, e-mail addresses, claims):
+ * a folder we create is 0700, the file is created 0600 before SQLite opens it (SQLite gives its
+ * -wal, -shm and -journal files the mode of the database file), and files left by an earlier
+ * version with wider modes are narrowed to 0600.
+ */
+function privateSqliteFile(file: string): void {
+  fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
+  fs.closeSync(fs.openSync(file, fs.constants.O_CREAT | fs.constants.O_RDWR, 0o600));
+  if (process.platform === "win32") return;
+  for (const suffix of SQLITE_FILES) {
+    try {
+      const st = fs.statSync(file + suffix);
+      if ((st.mode & 0o077) !== 0) fs.chmodSync(file + suffix, 0o600);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
+    }
+  }
+}
+
 function openSqlite(file: string): Db {
-  fs.mkdirSync(path.dirname(file), { recursive: true });
+  privateSqliteFile(file);
   const sqlite = new SQLite(file);
   sqlite.pragma("journal_mode = WAL");
   sqlite.pragma("synchronous = NORMAL");

@@ -265,6 +265,7 @@ export function agentsJsonDocument(ctx: DiscoveryContext): AgentsJson {
           maxAmountRequired: brief.max_amount_required,
           decimals: r.decimals,
           configured: r.configured,
+          missing: [...r.missing],
         })),
       };
     }),

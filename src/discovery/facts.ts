@@ -42,6 +42,7 @@ export function x402RailsFacts(ctx: DiscoveryContext) {
     payTo: r.payTo,
     decimals: r.decimals,
     configured: r.configured,
+    missing: [...r.missing],
     extra: r.extra,
     proofs: [...r.proofs],
     note: r.note,
@@ -140,11 +141,11 @@ export function buyExamples(ctx: DiscoveryContext, product: Product | undefined)
   return out;
 }
 
-/** Rails of the matrix as {id, name, configured}, filtered by audience. */
+/** Rails of the matrix as {id, name, configured, missing}, filtered by audience. */
 export function railFlags(ctx: DiscoveryContext, audience: "humans" | "agents") {
   return ctx.matrix.rails
     .filter(
       (r) => r.audience.includes(audience) || (audience === "agents" && r.audience.includes("agents_via_browser")),
     )
-    .map((r) => ({ id: r.id, name: r.name, configured: r.configured }));
+    .map((r) => ({ id: r.id, name: r.name, configured: r.configured, missing: [...r.missing] }));
 }

@@ -39,6 +39,7 @@ export function enrichOpenApi(doc: Record<string, unknown>, ctx: DiscoveryContex
       payTo: r.payTo,
       decimals: r.decimals,
       configured: r.configured,
+      missing: [...r.missing],
     })),
     atomic_units: ctx.x402.atomic_units,
     client_cap: caps(ctx).note,

@@ -21,7 +21,12 @@ export const productBriefSchema = z.object({
   checkout: z.string(),
 });
 
-const railFlagSchema = z.object({ id: z.string(), name: z.string(), configured: z.boolean() });
+const railFlagSchema = z.object({
+  id: z.string(),
+  name: z.string(),
+  configured: z.boolean(),
+  missing: z.array(z.string()).describe("settings still needed before the rail can settle"),
+});
 
 export const x402RailSchema = z.object({
   id: z.string(),
@@ -33,6 +38,7 @@ export const x402RailSchema = z.object({
   payTo: z.string().nullable(),
   decimals: z.number().int(),
   configured: z.boolean(),
+  missing: z.array(z.string()).describe("settings still needed before the rail can settle"),
   extra: z.record(z.string(), z.string()),
   proofs: z.array(z.string()),
   note: z.string(),
@@ -219,6 +225,7 @@ export const agentsJsonSchema = z.object({
           maxAmountRequired: z.string(),
           decimals: z.number().int(),
           configured: z.boolean(),
+          missing: z.array(z.string()),
         }),
       ),
     }),

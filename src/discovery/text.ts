@@ -24,7 +24,8 @@ export function x402Notes(ctx: DiscoveryContext): string[] {
   const h = x402Headers(ctx);
   const c = caps(ctx);
   const rails = ctx.x402.rails.map(
-    (r) => `${r.id} (${r.network}, USDC ${r.asset}, ${r.configured ? `payTo ${r.payTo}` : "not configured"})`,
+    (r) =>
+      `${r.id} (${r.network}, USDC ${r.asset}, ${r.configured ? `payTo ${r.payTo}` : `not configured: needs ${r.missing.join(", ")}`})`,
   );
   return [
     `Agents pay with x402 (scheme exact, x402 versions ${ctx.x402.versions.join(" and ")}) on two rails: ${rails.join("; ")}.`,
@@ -101,7 +102,7 @@ export function llmsFullTxt(ctx: DiscoveryContext): string {
   out.push("", "Rails:", "");
   for (const r of ctx.x402.rails) {
     out.push(
-      `- ${r.id}: network ${r.network} (CAIP-2 ${r.caip2}), asset ${r.asset}, decimals ${r.decimals}, payTo ${r.payTo ?? "(not configured)"}, configured ${r.configured}. ${r.note}`,
+      `- ${r.id}: network ${r.network} (CAIP-2 ${r.caip2}), asset ${r.asset}, decimals ${r.decimals}, payTo ${r.payTo ?? "(not configured)"}, configured ${r.configured}${r.configured ? "" : ` (needs ${r.missing.join(", ")})`}. ${r.note}`,
     );
     for (const proof of r.proofs) out.push(`  - proof: ${proof}`);
   }
@@ -154,8 +155,10 @@ export function llmsFullTxt(ctx: DiscoveryContext): string {
   }
 
   out.push("## Payments matrix", "");
-  out.push("| rail | audience | configured |", "|---|---|---|");
-  for (const r of m.rails) out.push(`| ${r.id} | ${r.audience.join(", ")} | ${r.configured} |`);
+  out.push("| rail | audience | configured | missing settings |", "|---|---|---|---|");
+  for (const r of m.rails) {
+    out.push(`| ${r.id} | ${r.audience.join(", ")} | ${r.configured} | ${r.missing.join(", ") || "-"} |`);
+  }
   out.push(
     "",
     `Preferred: human ${m.preferred.human}, agent ${m.preferred.agent}, enterprise ${m.preferred.enterprise}.`,
@@ -222,7 +225,7 @@ export function agentsTxt(ctx: DiscoveryContext): string {
     out.push(
       kv(
         "rail",
-        `${r.id} network=${r.network} caip2=${r.caip2} asset=${r.asset} payTo=${r.payTo ?? "-"} decimals=${r.decimals} configured=${r.configured}`,
+        `${r.id} network=${r.network} caip2=${r.caip2} asset=${r.asset} payTo=${r.payTo ?? "-"} decimals=${r.decimals} configured=${r.configured}${r.configured ? "" : ` missing="${r.missing.join(", ")}"`}`,
       ),
     );
   }

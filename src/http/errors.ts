@@ -1,7 +1,9 @@
+import type { Socket } from "node:net";
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { hasZodFastifySchemaValidationErrors } from "fastify-type-provider-zod";
 import { PROBLEM_CONTENT_TYPE, Problem } from "./problem.js";
 import type { RouteTable } from "./route-table.js";
+import { isTextIssue } from "./text.js";
 
 const FASTIFY_CODES: Record<string, { status: number; code: string; detail: string }> = {
   FST_ERR_CTP_INVALID_MEDIA_TYPE: {
@@ -50,9 +52,17 @@ export function toProblem(err: FastifyError | Error): Problem {
       path: v.instancePath || "/",
       message: v.message ?? "invalid",
     }));
+    const at = (i: (typeof issues)[number] | undefined) => (i ? `${i.in}${i.path === "/" ? "" : i.path}` : "request");
+    // A control character in user text (src/http/text.ts) gets its own code, naming the field.
+    const textIndex = fe.validation.findIndex((v) => isTextIssue(v as never));
+    if (textIndex >= 0) {
+      const bad = issues[textIndex];
+      return new Problem(400, "invalid_text", `Invalid ${at(bad)}: text ${bad?.message ?? "is not valid"}.`, {
+        errors: issues,
+      });
+    }
     const first = issues[0];
-    const where = first ? `${first.in}${first.path === "/" ? "" : first.path}` : "request";
-    return new Problem(400, "validation_failed", `Invalid ${where}: ${first?.message ?? "invalid value"}.`, {
+    return new Problem(400, "validation_failed", `Invalid ${at(first)}: ${first?.message ?? "invalid value"}.`, {
       errors: issues,
     });
   }
@@ -69,6 +79,43 @@ export function toProblem(err: FastifyError | Error): Problem {
     return new Problem(status, "bad_request", fe.message || "The request is not valid.");
   }
   return new Problem(500, "internal_error", "An unexpected error occurred; it has been logged.");
+}
+
+const CLIENT_ERRORS: Record<string, { status: number; code: string; detail: string }> = {
+  ERR_HTTP_REQUEST_TIMEOUT: {
+    status: 408,
+    code: "request_timeout",
+    detail: "The request (headers and body) did not arrive within REQUEST_TIMEOUT_SECONDS; the connection is closed.",
+  },
+  HPE_HEADER_OVERFLOW: {
+    status: 431,
+    code: "headers_too_large",
+    detail: "The request headers are too large.",
+  },
+};
+
+/**
+ * Fastify's `clientErrorHandler` option: errors Node raises on the socket before any route runs
+ * (a request or its headers not received in time, oversized headers, unparsable HTTP) answered
+ * as problems too, then the connection is closed. Nothing is written when a response has
+ * already started on that socket.
+ */
+export function clientErrorHandler(err: Error & { code?: string }, socket: Socket): void {
+  if (err.code === "ECONNRESET" || socket.destroyed) return;
+  const known = (err.code && CLIENT_ERRORS[err.code]) || {
+    status: 400,
+    code: "bad_request",
+    detail: "The request is not valid HTTP/1.1.",
+  };
+  const inFlight = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+  if (socket.writable && !inFlight?.headersSent) {
+    const problem = new Problem(known.status, known.code, known.detail);
+    const body = JSON.stringify(problem.body());
+    socket.write(
+      `HTTP/1.1 ${problem.status} ${problem.title}\r\nContent-Type: ${PROBLEM_CONTENT_TYPE}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
+  }
+  socket.destroy();
 }
 
 /** Fastify's `frameworkErrors` option: router-level errors (bad URL, over-long parameter) as problems. */

@@ -1,5 +1,6 @@
 import type { FastifyInstance, RouteOptions } from "fastify";
 import FindMyWay, { type HTTPMethod } from "find-my-way";
+import { STATIC_SEGMENTS } from "./logger.js";
 
 export interface RouteInfo {
   method: string;
@@ -22,6 +23,8 @@ export class RouteTable {
   attach(app: FastifyInstance): void {
     app.addHook("onRoute", (route: RouteOptions) => {
       if (route.url === "*" || route.url.includes("*")) return;
+      // The words a logged 404 path may show (src/http/logger.ts); everything else is hashed.
+      for (const seg of route.url.split("/")) if (seg && !seg.includes(":")) STATIC_SEGMENTS.add(seg);
       const methods = Array.isArray(route.method) ? route.method : [route.method];
       const schema = (route.schema ?? {}) as { summary?: string; tags?: string[]; hide?: boolean };
       for (const method of methods) {

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { problemSchema } from "../http/problem.js";
+import { idText, plainText } from "../http/text.js";
 import type { App } from "../http/types.js";
 import { type IdentityService, SEED_BYTES } from "./service.js";
 
@@ -35,9 +36,11 @@ export function identityRoutes(app: App, deps: { identities: IdentityService }) 
         description: `The seed phrase must be exactly ${SEED_BYTES} bytes in UTF-8. It is hashed with SHA-256 (salted) and never stored; the token is random, shown once and stored only as a keyed hash. The token grants public freemium access only: it owns the prints of the caller's compressions.`,
         tags: ["identity"],
         body: z.object({
-          name: z.string().max(200).describe("1-80 characters, one line"),
-          intent: z.string().max(1000).describe("one sentence, 8-280 characters"),
-          seed: z.string().max(200).describe(`a seed phrase of exactly ${SEED_BYTES} UTF-8 bytes`),
+          name: plainText(200).describe("1-80 characters, one line"),
+          intent: plainText(1000).describe("one sentence, 8-280 characters"),
+          seed: plainText(200).describe(
+            `a seed phrase of exactly ${SEED_BYTES} UTF-8 bytes, without control characters`,
+          ),
         }),
         response: { 201: issuedSchema, 400: problemSchema, 413: problemSchema, 415: problemSchema },
       },
@@ -56,7 +59,9 @@ export function identityRoutes(app: App, deps: { identities: IdentityService }) 
         summary: "Renew an identity token with its seed phrase (the previous token stops working)",
         tags: ["identity"],
         body: z.object({
-          identity_id: z.string().max(100),
+          identity_id: idText(100),
+          // Not refused here: an identity that joined before the control-character rule keeps
+          // renewing with its seed (hashed, compared, never stored nor shown).
           seed: z.string().max(200).describe(`the seed phrase given at join (${SEED_BYTES} UTF-8 bytes)`),
         }),
         response: {

@@ -2,6 +2,7 @@ import { z } from "zod";
 import type { Catalog } from "../catalog/service.js";
 import { type AdminGuard, adminActor } from "../http/admin-auth.js";
 import { problemSchema } from "../http/problem.js";
+import { idText, plainText } from "../http/text.js";
 import type { App } from "../http/types.js";
 import { escapeHtml, page, wantsHtml } from "../web/html.js";
 import type { OrderService, OrderView } from "./service.js";
@@ -17,7 +18,11 @@ export const orderViewSchema = z.object({
   status: z.enum(["active", "revoked", "refunded"]),
   transaction: z.string().nullable(),
   email: z.string().nullable(),
-  agent_id: z.string().nullable(),
+  agent_id: z.string().nullable().describe("the buying agent's id as it gave it (`note: agent:<id>`); not verified"),
+  agent_id_source: z
+    .enum(["self_asserted"])
+    .nullable()
+    .describe("`self_asserted` whenever agent_id is set: the buyer stated it, nobody checked it"),
   license_key: z.string().nullable(),
   created_at: z.string(),
   revoked_at: z.string().nullable(),
@@ -40,6 +45,7 @@ function accessHtml(view: OrderView, grants: string, links: Record<string, strin
   ];
   if (view.license_key) rows.push(["Licence key", view.license_key]);
   if (view.transaction) rows.push(["Transaction", view.transaction]);
+  if (view.agent_id) rows.push(["Agent (self-asserted)", view.agent_id]);
   const linkList = Object.entries(links)
     .map(([k, v]) => `<li><a href="${escapeHtml(v)}">${escapeHtml(k)}</a></li>`)
     .join("");
@@ -100,8 +106,8 @@ export function orderRoutes(
         summary: "Revoke an order's entitlement (operator)",
         tags: ["admin"],
         security: [{ adminBearer: [] }],
-        params: z.object({ id: z.string().min(1).max(64) }),
-        body: z.object({ reason: z.string().max(500).optional() }).nullish(),
+        params: z.object({ id: idText(64) }),
+        body: z.object({ reason: plainText(500).optional() }).nullish(),
         response: { 200: orderViewSchema, 401: problemSchema, 404: problemSchema, 503: problemSchema },
       },
     },

@@ -5,7 +5,7 @@ import { isUniqueViolation, nowIso } from "../db/database.js";
 import type { Database } from "../db/schema.js";
 import { Problem } from "../http/problem.js";
 import { type Executor, orderStore } from "./store.js";
-import type { OrderRow } from "./tables.js";
+import type { OrderRow, PaymentChain, PaymentReferenceRow } from "./tables.js";
 import { accessToken, hashToken, newLicenseKey, newOrderId } from "./tokens.js";
 
 export interface GrantRequest {
@@ -19,6 +19,32 @@ export interface GrantRequest {
   email?: string | null;
   agentId?: string | null;
   meta?: Record<string, unknown>;
+  /**
+   * The on-chain payment this order is paid by, if any. One on-chain payment buys one order across
+   * every rail: the reference is written in the grant transaction and a second holder gets 409.
+   */
+  payment?: PaymentRefInput;
+}
+
+export interface PaymentRefInput {
+  chain: PaymentChain;
+  tx: string;
+  payer?: string | null;
+}
+
+/** Canonical reference of an on-chain payment: EVM and BTC ids in lower case, Solana signatures as they are. */
+export function paymentRef(chain: PaymentChain, tx: string): { ref: string; tx: string } {
+  const t = chain === "solana" ? tx.trim() : tx.trim().toLowerCase();
+  return { ref: `${chain}:${t}`, tx: t };
+}
+
+/** 409: this on-chain payment already belongs to another order or another pending purchase. */
+export function paymentAlreadyUsed(detail?: string): Problem {
+  return new Problem(
+    409,
+    "tx_already_used",
+    detail ?? "This on-chain payment already paid for another order (or is being redeemed by another purchase).",
+  );
 }
 
 export interface OrderView {
@@ -33,6 +59,11 @@ export interface OrderView {
   transaction: string | null;
   email: string | null;
   agent_id: string | null;
+  /**
+   * Where `agent_id` comes from: the buyer's own `note: agent:<id>` (x402), never verified, so
+   * always shown as self-asserted; null when there is no agent id.
+   */
+  agent_id_source: "self_asserted" | null;
   license_key: string | null;
   created_at: string;
   revoked_at: string | null;
@@ -86,6 +117,10 @@ export class OrderService {
       if (existing) return { order: existing, created: false, accessUrl: this.accessUrl(existing.id) };
       const id = newOrderId();
       const at = nowIso();
+      if (req.payment) {
+        const held = await this.holdPayment(req.proofKey, req.rail, req.payment, db);
+        if (!held) throw paymentAlreadyUsed();
+      }
       const row: OrderRow = {
         id,
         proof_key: req.proofKey,
@@ -111,6 +146,8 @@ export class OrderService {
         if (!winner) throw new Error("grant: conflicting insert vanished");
         return { order: winner, created: false, accessUrl: this.accessUrl(winner.id) };
       }
+      if (req.payment)
+        await orderStore.bindReference(db, paymentRef(req.payment.chain, req.payment.tx).ref, req.proofKey, id, at);
       for (const listener of this.listeners) await listener(row, db);
       return { order: row, created: true, accessUrl: this.accessUrl(id) };
     };
@@ -127,6 +164,42 @@ export class OrderService {
     }
   }
 
+  /**
+   * Reserves an on-chain payment for a holder (an x402 proof key, `claim:<id>`) before its order
+   * exists, e.g. while a settlement is in flight. True when the holder has it (now or before).
+   */
+  async holdPayment(holder: string, rail: string, payment: PaymentRefInput, db: Executor = this.db): Promise<boolean> {
+    const { ref, tx } = paymentRef(payment.chain, payment.tx);
+    const row: PaymentReferenceRow = {
+      ref,
+      chain: payment.chain,
+      tx,
+      holder,
+      order_id: null,
+      payer: payment.payer ? (payment.chain === "solana" ? payment.payer : payment.payer.toLowerCase()) : null,
+      rail,
+      created_at: nowIso(),
+      granted_at: null,
+    };
+    const stored = await orderStore.claimReference(db, row);
+    return stored.holder === holder;
+  }
+
+  /** The holder of an on-chain payment, if anyone holds it. */
+  async paymentHolder(chain: PaymentChain, tx: string): Promise<PaymentReferenceRow | undefined> {
+    return orderStore.reference(this.db, paymentRef(chain, tx).ref);
+  }
+
+  /** Gives up a reservation that never became an order (its settlement failed). */
+  async releasePayment(holder: string, payment: { chain: PaymentChain; tx: string }, db: Executor = this.db) {
+    await orderStore.releaseReference(db, paymentRef(payment.chain, payment.tx).ref, holder);
+  }
+
+  /** Orders paid on chain by one wallet (wallet-signature recovery). */
+  async paidBy(chain: PaymentChain, payer: string): Promise<OrderRow[]> {
+    return orderStore.ordersPaidBy(this.db, chain, chain === "solana" ? payer : payer.toLowerCase());
+  }
+
   view(order: OrderRow): OrderView {
     const product = this.catalog.find(order.sku);
     return {
@@ -141,6 +214,7 @@ export class OrderService {
       transaction: order.transaction_ref,
       email: order.email,
       agent_id: order.agent_id,
+      agent_id_source: order.agent_id === null ? null : "self_asserted",
       license_key: order.license_key,
       created_at: order.created_at,
       revoked_at: order.revoked_at,

@@ -1,7 +1,7 @@
 import type { Kysely, Transaction } from "kysely";
 import { matching, paged } from "../db/paginate.js";
 import type { Database } from "../db/schema.js";
-import type { OrderRow } from "./tables.js";
+import type { OrderRow, PaymentReferenceRow } from "./tables.js";
 
 export type Executor = Kysely<Database> | Transaction<Database>;
 
@@ -31,6 +31,52 @@ export const orderStore = {
 
   byLicenseKey(db: Executor, key: string): Promise<OrderRow | undefined> {
     return db.selectFrom("orders").selectAll().where("license_key", "=", key).executeTakeFirst();
+  },
+
+  /** Inserts the reference unless it exists; returns the row now stored (ours or the earlier holder's). */
+  async claimReference(db: Executor, row: PaymentReferenceRow): Promise<PaymentReferenceRow> {
+    await db
+      .insertInto("payment_references")
+      .values(row)
+      .onConflict((oc) => oc.column("ref").doNothing())
+      .execute();
+    return db.selectFrom("payment_references").selectAll().where("ref", "=", row.ref).executeTakeFirstOrThrow();
+  },
+
+  reference(db: Executor, ref: string): Promise<PaymentReferenceRow | undefined> {
+    return db.selectFrom("payment_references").selectAll().where("ref", "=", ref).executeTakeFirst();
+  },
+
+  async bindReference(db: Executor, ref: string, holder: string, orderId: string, at: string): Promise<void> {
+    await db
+      .updateTable("payment_references")
+      .set({ order_id: orderId, granted_at: at })
+      .where("ref", "=", ref)
+      .where("holder", "=", holder)
+      .execute();
+  },
+
+  /** Releases a reference still held without an order (its settlement failed). */
+  async releaseReference(db: Executor, ref: string, holder: string): Promise<void> {
+    await db
+      .deleteFrom("payment_references")
+      .where("ref", "=", ref)
+      .where("holder", "=", holder)
+      .where("order_id", "is", null)
+      .execute();
+  },
+
+  /** Orders paid on chain by one wallet (recovery by wallet signature). */
+  ordersPaidBy(db: Executor, chain: string, payer: string): Promise<OrderRow[]> {
+    return db
+      .selectFrom("orders")
+      .innerJoin("payment_references", "payment_references.order_id", "orders.id")
+      .selectAll("orders")
+      .where("payment_references.chain", "=", chain as PaymentReferenceRow["chain"])
+      .where("payment_references.payer", "=", payer)
+      .orderBy("orders.created_at", "desc")
+      .limit(200)
+      .execute();
   },
 
   /** Conditional status change: only from `from`, so concurrent operators cannot both win. */

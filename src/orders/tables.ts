@@ -30,7 +30,40 @@ export interface AuditRow {
   detail: string;
 }
 
+/**
+ * One on-chain payment (chain + transaction id): at most one order, whatever the rail. The holder
+ * (an x402 proof key or `claim:<id>`) is the only one that may grant on it.
+ */
+export interface PaymentReferenceRow {
+  /** `<chain>:<tx>`: `evm:0x…` (lower case), `solana:<signature>`, `btc:<txid>`. */
+  ref: string;
+  chain: PaymentChain;
+  tx: string;
+  holder: string;
+  order_id: string | null;
+  /** The paying wallet (lower-case EVM address, Solana address), when known. */
+  payer: string | null;
+  rail: string;
+  created_at: string;
+  granted_at: string | null;
+}
+
+export type PaymentChain = "evm" | "solana" | "btc";
+
+/** Single-use challenges of order recovery by wallet signature. */
+export interface RecoveryChallengeRow {
+  nonce: string;
+  chain: string;
+  address: string;
+  message: string;
+  expires_at: string;
+  used_at: string | null;
+  created_at: string;
+}
+
 export interface OrderTables {
   orders: OrderRow;
   audit_log: AuditRow;
+  payment_references: PaymentReferenceRow;
+  recovery_challenges: RecoveryChallengeRow;
 }

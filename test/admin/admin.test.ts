@@ -49,7 +49,7 @@ describe.each(ENGINES)("admin API on %s", (engine) => {
   let h: CardHarness;
   const ids: string[] = [];
   beforeAll(async () => {
-    h = await cardHarness(engine);
+    h = await cardHarness(engine, { CONTACT_EMAIL: "ops@lab.test" }); // wire claims need a contact address
     for (let i = 0; i < 7; i++) {
       const { order } = await h.app.services.orders.grant({
         proofKey: `test:admin:${i}`,

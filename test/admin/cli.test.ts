@@ -23,7 +23,10 @@ describe("labphi admin (CLI over HTTP against a running service)", () => {
   let base: string;
   let env: NodeJS.ProcessEnv;
   beforeAll(async () => {
-    h = await cardHarness("sqlite", { PAY_TO_BASE: "0x2222222222222222222222222222222222222222" });
+    h = await cardHarness("sqlite", {
+      PAY_TO_BASE: "0x2222222222222222222222222222222222222222",
+      CONTACT_EMAIL: "ops@lab.test", // manual rails need a contact address (and ADMIN_TOKEN, set by the harness)
+    });
     base = await h.app.listen({ port: 0, host: "127.0.0.1" });
     env = { ADMIN_TOKEN, BASE_URL: base, LABPHI_OPERATOR: "cli-bob" };
     for (let i = 0; i < 5; i++) {

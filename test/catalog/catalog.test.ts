@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Catalog, formatUsd } from "../../src/catalog/service.js";
 import { type TestApp, testApp } from "../support/app.js";
+import { BASE_SETTLEMENT } from "../support/rails.js";
 
 const SPEC_SKUS: [string, number, string][] = [
   ["cddg-split", 19900, "license"],
@@ -56,6 +57,7 @@ describe("GET /api/x402-products", () => {
   beforeAll(async () => {
     t = await testApp("sqlite", {
       PAY_TO_BASE: "0x1111111111111111111111111111111111111111",
+      ...BASE_SETTLEMENT,
       PAYMENT_LINK_ZRW_PRO: "https://buy.stripe.com/test_zrwpro",
     });
   });
@@ -94,6 +96,7 @@ describe("GET /api/x402-products", () => {
         decimals: 6,
         chain: "solana",
         configured: false,
+        missing: ["PAY_TO_SOLANA", "SOLANA_RPC_URL", "X402_SVM_FEE_PAYER_KEY or X402_FACILITATOR_URL"],
       },
       {
         scheme: "exact",
@@ -103,6 +106,7 @@ describe("GET /api/x402-products", () => {
         decimals: 6,
         chain: "base",
         configured: true,
+        missing: [],
       },
     ]);
     expect(body.client_compat).toMatch(/exact/);

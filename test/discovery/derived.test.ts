@@ -9,6 +9,7 @@ import { toysDocument } from "../../src/discovery/toys.js";
 import type { RouteInfo } from "../../src/http/route-table.js";
 import { type TestApp, testApp } from "../support/app.js";
 import { ENGINES } from "../support/databases.js";
+import { BASE_SETTLEMENT } from "../support/rails.js";
 
 /** One price changed in the catalog shows up everywhere, because every document derives it. */
 describe.each(ENGINES)("a changed price flows into every document (%s)", (engine) => {
@@ -16,7 +17,7 @@ describe.each(ENGINES)("a changed price flows into every document (%s)", (engine
   beforeAll(async () => {
     t = await testApp(
       engine,
-      { PAY_TO_BASE: "0x1111111111111111111111111111111111111111" },
+      { PAY_TO_BASE: "0x1111111111111111111111111111111111111111", ...BASE_SETTLEMENT },
       {
         catalog: new Catalog().withPrice("zrw-pro", 12345),
       },

@@ -3,15 +3,20 @@ import { Catalog } from "../../src/catalog/service.js";
 import { VERSIONS } from "../../src/versions.js";
 import { type TestApp, testApp } from "../support/app.js";
 import { ENGINES } from "../support/databases.js";
+import { BASE_SETTLEMENT, MANUAL_SETTLEMENT, SOLANA_SETTLEMENT } from "../support/rails.js";
 
 const BASE = "http://lab.test";
+/** Every rail complete enough to settle (placeholders: nothing is funded, the RPC URLs go nowhere). */
 const FULL = {
   STRIPE_SECRET_KEY: "sk_test_example",
   STRIPE_WEBHOOK_SECRET: "whsec_example",
   PAYMENT_LINK_ZRW_PRO: "https://buy.stripe.com/test_zrw_pro",
+  PAYMENT_LINK_ID_ZRW_PRO: "plink_example",
   PAY_TO_BASE: "0x1111111111111111111111111111111111111111",
+  ...BASE_SETTLEMENT,
   PAY_TO_SOLANA: "9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM",
-  CONTACT_EMAIL: "pay@lab.test",
+  ...SOLANA_SETTLEMENT,
+  ...MANUAL_SETTLEMENT,
 };
 
 const JSON_DOCS = ["/api/welcome", "/api/agent", "/platform.json", "/agents.json", "/toys.json", "/ideas.json"];
@@ -350,13 +355,21 @@ describe("discovery documents without payment settings", () => {
     const a = (await get(t, "/api/agent")).json();
     expect(a.rails.agent.configured).toBe(false);
     for (const r of a.rails.agent.rails) expect(r).toMatchObject({ configured: false, payTo: null });
+    expect(a.rails.agent.rails.map((r: { missing: string[] }) => r.missing)).toEqual([
+      ["PAY_TO_SOLANA", "SOLANA_RPC_URL", "X402_SVM_FEE_PAYER_KEY or X402_FACILITATOR_URL"],
+      ["PAY_TO_BASE", "BASE_RPC_URL", "X402_EVM_FACILITATOR_KEY or X402_FACILITATOR_URL"],
+    ]);
+    for (const r of [...a.rails.human.rails, ...a.platform.surfaces.agents]) {
+      expect(r.configured, r.id).toBe(false);
+      expect(r.missing.length, r.id).toBeGreaterThan(0);
+    }
     expect(a.contact).toBeNull();
     const j = (await get(t, "/agents.json")).json();
     expect(
       j.skus[0].requirements.every((r: { configured: boolean; payTo: null }) => !r.configured && r.payTo === null),
     ).toBe(true);
     expect((await get(t, "/llms.txt")).body).toContain(
-      "x402_base_usdc (eip155:8453, USDC 0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913, not configured)",
+      "x402_base_usdc (eip155:8453, USDC 0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913, not configured: needs PAY_TO_BASE, BASE_RPC_URL, X402_EVM_FACILITATOR_KEY or X402_FACILITATOR_URL)",
     );
     expect((await get(t, "/llms-full.txt")).body).toContain("No contact address is configured.");
   });

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { VERSIONS } from "../../src/versions.js";
 import { type TestApp, testApp } from "../support/app.js";
+import { BASE_SETTLEMENT } from "../support/rails.js";
 
 type OpenApi = {
   openapi: string;
@@ -24,7 +25,7 @@ describe("OpenAPI description", () => {
   let doc: OpenApi;
 
   beforeAll(async () => {
-    t = await testApp("sqlite", { PAY_TO_BASE: "0x1111111111111111111111111111111111111111" });
+    t = await testApp("sqlite", { PAY_TO_BASE: "0x1111111111111111111111111111111111111111", ...BASE_SETTLEMENT });
     const res = await t.app.inject({ method: "GET", url: "/openapi.yaml" });
     expect(res.statusCode).toBe(200);
     expect(res.headers["content-type"]).toMatch(/^application\/yaml/);

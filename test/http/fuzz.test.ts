@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type TestApp, testApp } from "../support/app.js";
+import { BASE_SETTLEMENT, SOLANA_SETTLEMENT } from "../support/rails.js";
 
 /**
  * Property: whatever a client sends to any registered route (wrong methods, garbage
@@ -32,7 +33,9 @@ describe("generated bad requests at every route", () => {
     t = await testApp("sqlite", {
       ADMIN_TOKEN: ADMIN,
       PAY_TO_BASE: "0x2222222222222222222222222222222222222222",
+      ...BASE_SETTLEMENT,
       PAY_TO_SOLANA: "9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin",
+      ...SOLANA_SETTLEMENT,
       CONTACT_EMAIL: "ops@lab.test",
       BODY_LIMIT_BYTES: "65536",
     });

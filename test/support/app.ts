@@ -15,8 +15,8 @@ export async function testApp(
   env: Record<string, string> = {},
   options: { catalog?: Catalog } = {},
 ): Promise<TestApp> {
-  const { db } = await freshDatabase(engine);
-  const config = testConfig({ BASE_URL: "http://lab.test", ...env });
+  const { db, dataDir } = await freshDatabase(engine);
+  const config = testConfig({ BASE_URL: "http://lab.test", DATA_DIR: dataDir, ...env });
   const app = await buildApp({ config, db, ...options });
   return {
     app,

@@ -10,16 +10,35 @@ import { migrateToLatest } from "../../src/db/migrate.js";
 export type Engine = "sqlite" | "postgres";
 export const ENGINES: Engine[] = ["sqlite", "postgres"];
 
-/** A fresh, empty, migrated database on the given engine. */
+const dataDirs = new WeakMap<Db, string>();
+
+/** The temporary DATA_DIR of a database from `freshDatabase` (apps built on it keep their secrets.json there). */
+export function dataDirOf(db: Db): string | undefined {
+  return dataDirs.get(db);
+}
+
+/**
+ * A fresh, empty, migrated database on the given engine, with its own temporary DATA_DIR
+ * (removed when the database is closed).
+ */
 export async function freshDatabase(engine: Engine): Promise<{ db: Db; dataDir: string; databaseUrl?: string }> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "labphi-test-"));
+  const owned = (db: Db): Db => {
+    const close = db.close;
+    db.close = async () => {
+      await close();
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    };
+    dataDirs.set(db, dataDir);
+    return db;
+  };
   if (engine === "sqlite") {
-    const db = openDatabase({ dataDir });
+    const db = owned(openDatabase({ dataDir }));
     await migrateToLatest(db);
     return { db, dataDir };
   }
   const databaseUrl = await createPostgresDatabase();
-  const db = openDatabase({ dataDir, databaseUrl });
+  const db = owned(openDatabase({ dataDir, databaseUrl }));
   await migrateToLatest(db);
   return { db, dataDir, databaseUrl };
 }

@@ -21,7 +21,11 @@ describe("buying in a real browser: /pay → hosted checkout (stand-in) → succ
   beforeAll(async () => {
     const port = await freePort();
     base = `http://127.0.0.1:${port}`;
-    h = await cardHarness("sqlite", { BASE_URL: base, PAY_TO_SOLANA: "9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin" });
+    h = await cardHarness("sqlite", {
+      BASE_URL: base,
+      PAY_TO_SOLANA: "9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin",
+      CONTACT_EMAIL: "ops@lab.test", // manual rails need a contact address (and ADMIN_TOKEN, set by the harness)
+    });
     await h.app.listen({ port, host: "127.0.0.1" });
     browser = await playwright.launch({
       executablePath: await chromium.executablePath(),

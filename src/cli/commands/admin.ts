@@ -100,7 +100,7 @@ const LISTS: Record<string, { path: string; filters: string[]; columns: string[]
   orders: {
     path: "/api/admin/orders",
     filters: ["search", "status", "sku", "rail"],
-    columns: ["order_id", "created_at", "sku", "amount_usd", "rail", "status", "email"],
+    columns: ["order_id", "created_at", "sku", "amount_usd", "rail", "status", "email", "agent_id"],
   },
   claims: {
     path: "/api/admin/claims",
@@ -136,15 +136,23 @@ function cell(v: unknown, max = 60): string {
   return s.length > max ? `${s.slice(0, max - 3)}...` : s;
 }
 
+/**
+ * Shown names of fields whose value is not what the name alone suggests: an order's agent id is
+ * whatever the buyer wrote in `note: agent:<id>`, never verified (`agent_id_source`).
+ */
+const LABELS: Record<string, string> = { agent_id: "agent (self-asserted)" };
+const label = (key: string) => LABELS[key] ?? key;
+
 export function table(rows: Record<string, unknown>[], columns: string[]): string {
   const cells = rows.map((r) => columns.map((c) => cell(r[c])));
-  const widths = columns.map((c, i) => Math.max(c.length, ...cells.map((row) => (row[i] ?? "").length)));
+  const heads = columns.map(label);
+  const widths = heads.map((c, i) => Math.max(c.length, ...cells.map((row) => (row[i] ?? "").length)));
   const line = (vals: string[]) =>
     vals
       .map((v, i) => v.padEnd(widths[i] ?? 0))
       .join("  ")
       .trimEnd();
-  return [line(columns), line(widths.map((w) => "-".repeat(w))), ...cells.map(line)].join("\n");
+  return [line(heads), line(widths.map((w) => "-".repeat(w))), ...cells.map(line)].join("\n");
 }
 
 function baseUrl(flags: Record<string, string>, env: NodeJS.ProcessEnv): string {
@@ -244,8 +252,10 @@ export const adminCommand: Command = {
       action === "approve"
         ? { ...(r.json.claim as object), access_url: r.json.access_url, order_id: r.json.order_id }
         : r.json;
-    for (const [k, v] of Object.entries(shown))
-      io.stdout.write(`${k.padEnd(16)} ${cell(v, Number.POSITIVE_INFINITY)}\n`);
+    for (const [k, v] of Object.entries(shown)) {
+      if (k === "agent_id_source") continue; // said by the agent_id label
+      io.stdout.write(`${label(k).padEnd(16)} ${cell(v, Number.POSITIVE_INFINITY)}\n`);
+    }
     return 0;
   },
 };

@@ -1,18 +1,23 @@
 import type { Config } from "../../config.js";
+import { type Readiness, railReadiness } from "../readiness.js";
 
 /**
- * Whether the card rails can take money (pure; read by the payments matrix).
- * - checkout: a Stripe secret key is set, so `POST /api/checkout` can create hosted sessions
- *   (fulfilment runs from the signed webhook and from the success page, which re-reads the session).
- * - paymentLinks: at least one static link is configured (PAYMENT_LINK_<SKU>), a secret key is set
- *   (to re-read sessions) and a webhook secret is set: link purchases only reach us through webhooks.
+ * Whether the card rails can take money (pure; read by the payments matrix and the pay pages),
+ * decided in src/payments/readiness.ts:
+ * - checkout: STRIPE_SECRET_KEY (create and re-read sessions) and STRIPE_WEBHOOK_SECRET (a buyer who
+ *   closes the tab, bank debits that settle later, refunds and disputes reach us only by webhook).
+ * - paymentLinks: key, webhook secret and at least one link with its id (PAYMENT_LINK_<SKU> and
+ *   PAYMENT_LINK_ID_<SKU>): link purchases only reach us through webhooks, matched by link id.
  */
 export function cardRailsConfigured(config: Config): { checkout: boolean; paymentLinks: boolean } {
-  const key = config.stripe.secretKey !== undefined;
-  return {
-    checkout: key,
-    paymentLinks: key && config.stripe.webhookSecret !== undefined && Object.keys(config.paymentLinks).length > 0,
-  };
+  const r = cardReadiness(config);
+  return { checkout: r.checkout.configured, paymentLinks: r.paymentLinks.configured };
+}
+
+/** The same, with the missing settings of each card rail. */
+export function cardReadiness(config: Config): { checkout: Readiness; paymentLinks: Readiness } {
+  const r = railReadiness(config);
+  return { checkout: r.card_checkout, paymentLinks: r.card_payment_link };
 }
 
 /**

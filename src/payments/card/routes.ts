@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { problemSchema } from "../../http/problem.js";
+import { emailText, idText, plainText } from "../../http/text.js";
 import type { App } from "../../http/types.js";
 import { orderViewSchema } from "../../orders/routes.js";
 import type { CardService } from "./service.js";
@@ -37,9 +38,9 @@ export function cardRoutes(app: App, deps: { card: CardService }) {
           "Answers the hosted checkout URL. Payment methods: Stripe's dynamic payment methods (cards with phone wallets, link, mobile cash and marketplace wallets, US bank debit, instalments), offered when eligible for the amount; STRIPE_PAYMENT_METHODS narrows them. A retry for the same sku and email within 10 minutes answers the same session.",
         tags: ["payments"],
         body: z.object({
-          sku: z.string().min(1).max(100),
-          email: z.string().max(254),
-          rail: z.string().max(64).nullish().describe("`stripe` (the default); other rails have their own endpoints"),
+          sku: idText(100),
+          email: emailText(),
+          rail: plainText(64).nullish().describe("`stripe` (the default); other rails have their own endpoints"),
         }),
         response: {
           200: z.object({ url: z.string(), session_id: z.string(), reused: z.boolean() }),
@@ -60,7 +61,7 @@ export function cardRoutes(app: App, deps: { card: CardService }) {
       schema: {
         summary: "State of a checkout session: paid (with order and access URL), awaiting a bank debit, expired…",
         tags: ["payments"],
-        params: z.object({ session_id: z.string().min(1).max(255) }),
+        params: z.object({ session_id: idText(255) }),
         response: {
           200: sessionStatusSchema,
           400: problemSchema,

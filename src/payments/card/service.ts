@@ -6,9 +6,9 @@ import { isUniqueViolation, nowIso } from "../../db/database.js";
 import type { Database } from "../../db/schema.js";
 import { Problem } from "../../http/problem.js";
 import type { Granted, OrderService, OrderView } from "../../orders/service.js";
-import { checkoutPaymentMethods } from "./rails.js";
+import { cardReadiness, checkoutPaymentMethods } from "./rails.js";
 import { cardStore } from "./store.js";
-import { idOf, type Stripe } from "./stripe.js";
+import { idOf, type Stripe, StripeSdk } from "./stripe.js";
 import type { CardSessionRow, CardSessionStatus, WebhookEventRow } from "./tables.js";
 
 /** A retried POST /api/checkout for the same (sku, email) inside this window returns the same session. */
@@ -103,6 +103,19 @@ export class CardService {
     const email = input.email.trim();
     if (!isEmail(email)) throw new Problem(400, "invalid_email", "email must be a valid e-mail address.");
     const product = this.catalog.resolve(input.sku);
+    const ready = cardReadiness(this.config).checkout;
+    if (!ready.configured) {
+      throw new Problem(
+        503,
+        "card_rails_not_configured",
+        `Card checkout is not configured on this server (missing ${ready.missing.join(", ")}). Use another rail: see GET /api/payments.`,
+        {
+          configured: false,
+          missing: { card_checkout: ready.missing },
+          alternatives: ["POST /api/claims", "POST /api/x402-products"],
+        },
+      );
+    }
     const stripe = this.requireStripe();
 
     const params = this.sessionParams(product, email);
@@ -177,19 +190,30 @@ export class CardService {
    */
   async receiveWebhook(raw: Buffer, signature: string | undefined): Promise<WebhookResult> {
     const secret = this.config.stripe.webhookSecret;
-    if (!secret || !this.stripe) {
+    if (!secret) {
       throw new Problem(
         503,
         "stripe_webhook_not_configured",
-        "Stripe webhooks are not configured (STRIPE_WEBHOOK_SECRET and STRIPE_SECRET_KEY are required).",
+        "Stripe webhooks are not configured (STRIPE_WEBHOOK_SECRET is not set): no event can be verified.",
+        { missing: { stripe_webhook: ["STRIPE_WEBHOOK_SECRET"] } },
       );
     }
+    // The signature is checked first, with the static helper (no API key needed): a bad or
+    // missing signature is always 400, whatever else is missing; only a signed event can get 503.
     if (!signature) throw new Problem(400, "missing_signature", "The Stripe-Signature header is required.");
     let event: Stripe.Event;
     try {
-      event = this.stripe.webhooks.constructEvent(raw, signature, secret);
+      event = StripeSdk.webhooks.constructEvent(raw, signature, secret);
     } catch {
       throw new Problem(400, "bad_signature", "The Stripe-Signature does not verify for this body.");
+    }
+    if (!this.stripe) {
+      throw new Problem(
+        503,
+        "stripe_webhook_not_configured",
+        "This event is signed correctly, but it cannot be handled: STRIPE_SECRET_KEY is not set (sessions are re-read from Stripe). Stripe delivers it again later.",
+        { missing: { stripe_webhook: ["STRIPE_SECRET_KEY"] } },
+      );
     }
     const object = (event.data?.object ?? {}) as { id?: unknown };
     const row: WebhookEventRow = {

@@ -21,6 +21,8 @@ export function stripeClient(config: Config): Stripe | undefined {
 }
 
 export type { Stripe };
+/** The SDK class itself, for its static helpers (`StripeSdk.webhooks.constructEvent` needs no API key). */
+export { Stripe as StripeSdk };
 
 /** The id of an expandable Stripe field (string or object). */
 export function idOf(value: string | { id: string } | null | undefined): string | null {

@@ -1,4 +1,5 @@
 import type { Config } from "../../config.js";
+import { railReadiness } from "../readiness.js";
 
 export type ManualRailId = "crypto_manual_solana" | "crypto_manual_evm" | "crypto_manual_btc" | "wire_invoice_ach";
 
@@ -17,7 +18,13 @@ export interface ManualRail {
   id: ManualRailId;
   name: string;
   audience: ("humans" | "agents" | "enterprise")[];
+  /**
+   * Can take a claim that an operator can approve: pay-to address (crypto), CONTACT_EMAIL and
+   * ADMIN_TOKEN (src/payments/readiness.ts).
+   */
   configured: boolean;
+  /** Settings still needed (empty when configured). */
+  missing: string[];
   /** One sentence: what the payer does. */
   how: string;
   /** The endpoint that records a claim for this rail. */
@@ -37,12 +44,14 @@ function mailto(config: Config, subject: string): string | null {
 
 /** The manual rails: crypto transfers claimed by transaction reference, and the wire/ACH invoice. */
 export function manualRails(config: Config): ManualRail[] {
+  const ready = railReadiness(config);
   return [
     {
       id: "crypto_manual_solana",
       name: "Manual crypto transfer on Solana (USDC or SOL)",
       audience: ["humans", "agents"],
-      configured: config.payTo.solana !== undefined,
+      configured: ready.crypto_manual_solana.configured,
+      missing: ready.crypto_manual_solana.missing,
       how: "Send the exact USD-equivalent in USDC or SOL to pay_to, then claim with POST /api/claims { sku, email, rail: 'crypto_manual_solana', tx: <signature> } (or e-mail the signature and sku); an operator approves and you receive the access URL.",
       claim_endpoint: "POST /api/claims",
       claim: mailto(config, "Solana claim"),
@@ -55,7 +64,8 @@ export function manualRails(config: Config): ManualRail[] {
       id: "crypto_manual_evm",
       name: "Manual crypto transfer on Base or another EVM chain (USDC or ETH)",
       audience: ["humans", "agents"],
-      configured: config.payTo.base !== undefined,
+      configured: ready.crypto_manual_evm.configured,
+      missing: ready.crypto_manual_evm.missing,
       how: "Send the exact USD-equivalent in USDC or ETH to pay_to, then claim with POST /api/claims { sku, email, rail: 'crypto_manual_evm', tx: <0x transaction hash> } (or e-mail the hash and sku); an operator approves and you receive the access URL.",
       claim_endpoint: "POST /api/claims",
       claim: mailto(config, "EVM claim"),
@@ -68,7 +78,8 @@ export function manualRails(config: Config): ManualRail[] {
       id: "crypto_manual_btc",
       name: "Manual Bitcoin transfer",
       audience: ["humans"],
-      configured: config.payTo.btc !== undefined,
+      configured: ready.crypto_manual_btc.configured,
+      missing: ready.crypto_manual_btc.missing,
       how: "Send the exact USD-equivalent in BTC to pay_to, then claim with POST /api/claims { sku, email, rail: 'crypto_manual_btc', tx: <txid> }.",
       claim_endpoint: "POST /api/claims",
       claim: mailto(config, "BTC claim"),
@@ -81,7 +92,8 @@ export function manualRails(config: Config): ManualRail[] {
       id: "wire_invoice_ach",
       name: "Wire / ACH invoice",
       audience: ["humans", "enterprise"],
-      configured: true,
+      configured: ready.wire_invoice_ach.configured,
+      missing: ready.wire_invoice_ach.missing,
       how: "Request an invoice with POST /api/claims { sku, email, rail: 'wire_invoice_ach', company, billing_address, currency } (or e-mail the same details); approved accounts are invoiced on net-15 terms and receive the access URL on approval.",
       claim_endpoint: "POST /api/claims",
       claim: mailto(config, "Invoice request"),

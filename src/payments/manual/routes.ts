@@ -1,11 +1,12 @@
 import { z } from "zod";
 import { problemSchema } from "../../http/problem.js";
+import { emailText, idText, multiLineText, plainText } from "../../http/text.js";
 import type { App } from "../../http/types.js";
 import type { ClaimService } from "./service.js";
 
 export const claimReceiptSchema = z.object({
   claim_id: z.string(),
-  state: z.enum(["submitted", "approved", "rejected", "revoked"]),
+  state: z.enum(["submitted", "approved", "rejected", "revoked", "closed"]),
   rail: z.string(),
   sku: z.string(),
   amount_cents: z.number().int(),
@@ -18,6 +19,13 @@ export const claimReceiptSchema = z.object({
   next_steps: z.array(z.string()),
   mailto: z.string().nullable().describe("mail link to the operator carrying the claim id"),
   status_url: z.string(),
+  sender: z.string().nullable().describe("the wallet that sent the transfer (read from the chain where possible)"),
+  sender_source: z.enum(["chain", "claimant"]).nullable(),
+  sender_proven: z.boolean().describe("whether the claimant signed for the sending wallet"),
+  prove_sender: z
+    .object({ message: z.string(), how: z.string() })
+    .nullable()
+    .describe("what the sending wallet signs to prove this claim is its own"),
 });
 
 /** HTTP face of the manual rails: file a claim, read its state. Operator decisions live in src/admin. */
@@ -31,16 +39,21 @@ export function claimRoutes(app: App, deps: { claims: ClaimService }) {
         summary: "Claim a manual payment: a crypto transfer (tx) or a wire/ACH invoice request (net-15)",
         tags: ["payments"],
         body: z.object({
-          sku: z.string().min(1).max(100),
-          email: z.string().max(254),
-          rail: z
-            .string()
-            .max(64)
-            .describe("crypto_manual_solana | crypto_manual_evm | crypto_manual_btc | wire_invoice_ach"),
-          tx: z.string().max(200).nullish().describe("transaction signature or hash (crypto rails: required)"),
-          company: z.string().max(200).nullish().describe("wire: company legal name"),
-          billing_address: z.string().max(1000).nullish().describe("wire: billing address"),
-          currency: z.string().max(8).nullish().describe("wire: preferred invoice currency (default USD)"),
+          sku: idText(100),
+          email: emailText(),
+          rail: plainText(64).describe(
+            "crypto_manual_solana | crypto_manual_evm | crypto_manual_btc | wire_invoice_ach",
+          ),
+          tx: plainText(200).nullish().describe("transaction signature or hash (crypto rails: required)"),
+          company: plainText(200).nullish().describe("wire: company legal name"),
+          billing_address: multiLineText(1000).nullish().describe("wire: billing address"),
+          currency: plainText(8).nullish().describe("wire: preferred invoice currency (default USD)"),
+          sender: plainText(64).nullish().describe("crypto: the wallet that sent the transfer"),
+          sender_signature: plainText(8192)
+            .nullish()
+            .describe(
+              "crypto: the sending wallet's signature over prove_sender.message (EIP-191 hex, or ed25519 base58)",
+            ),
         }),
         response: {
           201: claimReceiptSchema,

@@ -6,11 +6,13 @@ import type { Config } from "../../config.js";
 import { nowIso } from "../../db/database.js";
 import type { Database } from "../../db/schema.js";
 import { Problem } from "../../http/problem.js";
-import type { OrderService, OrderView } from "../../orders/service.js";
+import type { OrderService, OrderView, PaymentRefInput } from "../../orders/service.js";
 import { isEmail } from "../card/service.js";
+import { railNotConfiguredDetail } from "../readiness.js";
 import { checkTransferTx, evmPublicClient } from "../x402/evm.js";
 import { centsToAtomic } from "../x402/rails.js";
 import { CLAIM_RAILS, type ManualRailId, manualRails, WIRE_TERMS } from "./rails.js";
+import { canonicalSender, senderChain, senderFromChain, senderProofMessage, verifySenderSignature } from "./sender.js";
 import { claimStore } from "./store.js";
 import type { ClaimRow } from "./tables.js";
 
@@ -22,6 +24,10 @@ export interface ClaimInput {
   company?: string | null | undefined;
   billing_address?: string | null | undefined;
   currency?: string | null | undefined;
+  /** The wallet that sent the transfer (read from the chain instead where possible). */
+  sender?: string | null | undefined;
+  /** That wallet's signature over senderProofMessage(tx, sku): proves the claim is its own. */
+  sender_signature?: string | null | undefined;
 }
 
 export interface ClaimView {
@@ -42,6 +48,12 @@ export interface ClaimView {
   decided_at: string | null;
   reason: string | null;
   created_at: string;
+  sender: string | null;
+  sender_source: "chain" | "claimant" | null;
+  /** The claimant signed for the sending wallet. */
+  sender_proven: boolean;
+  /** Other claims naming the same transfer (ids), for the operator to compare. */
+  same_transfer_claims?: string[];
 }
 
 export interface ClaimReceipt {
@@ -59,6 +71,10 @@ export interface ClaimReceipt {
   next_steps: string[];
   mailto: string | null;
   status_url: string;
+  sender: string | null;
+  sender_source: "chain" | "claimant" | null;
+  sender_proven: boolean;
+  prove_sender: { message: string; how: string } | null;
 }
 
 /** Advisory on-chain check of a claim's transaction (USDC to our address on Base). */
@@ -126,11 +142,7 @@ export class ClaimService {
       });
     }
     const rail = manualRails(this.config).find((r) => r.id === input.rail);
-    if (!rail?.configured) {
-      throw new Problem(503, "rail_not_configured", `The rail ${input.rail} is not configured on this server.`, {
-        rail: input.rail,
-      });
-    }
+    if (!rail) throw new Error(`no manual rail ${input.rail}`);
     const email = input.email.trim();
     if (!isEmail(email)) throw new Problem(400, "invalid_email", "email must be a valid e-mail address.");
     const product = this.catalog.resolve(input.sku);
@@ -143,6 +155,11 @@ export class ClaimService {
       throw new Problem(400, "tx_required", `Claims on ${rail.id} need tx: ${format.what}.`);
     }
     if (tx && !format.re.test(tx)) throw new Problem(400, "invalid_tx", `tx must be ${format.what}.`);
+    // Local checks first; only a well-formed claim can learn that the rail cannot be approved here.
+    if (!rail.configured) {
+      const { detail, missing } = railNotConfiguredDetail(this.config, rail.id);
+      throw new Problem(503, "rail_not_configured", detail, { rail: rail.id, missing });
+    }
 
     let company: string | null = null;
     let billing: string | null = null;
@@ -159,11 +176,42 @@ export class ClaimService {
     }
 
     const txKey = tx ? format.key(tx) : null;
-    if (tx && !wire) {
-      const used = await claimStore.orderWithTransaction(this.db, [...new Set([tx, tx.toLowerCase()])]);
-      if (used) {
-        throw new Problem(409, "tx_already_used", "This transaction already paid for an order.", { tx });
+    // Who sent it: read from the chain where we can (the claimant's word otherwise), and whether the
+    // claimant proved control of that wallet. Several claims may name one transfer; the operator
+    // approves the one of its payer, and an open claim never blocks anything else.
+    const chain = senderChain(rail.id);
+    let sender: string | null = null;
+    let senderSource: ClaimRow["sender_source"] = null;
+    let senderProven = false;
+    if (chain && tx) {
+      const stated = input.sender?.trim() ? canonicalSender(chain, input.sender.trim()) : undefined;
+      const evmClient = this.evmClient();
+      const onChain = await senderFromChain(chain, tx, {
+        evmClient,
+        solanaRpcUrl: this.config.x402.solanaRpcUrl,
+        usdc: this.config.usdc.base,
+        payTo: this.config.payTo.base,
+      });
+      sender = onChain ?? stated ?? null;
+      senderSource = onChain ? "chain" : stated ? "claimant" : null;
+      const signature = input.sender_signature?.trim();
+      if (signature) {
+        if (!sender) {
+          throw new Problem(400, "sender_required", "Name the sending wallet (sender) that made the signature.");
+        }
+        const message = senderProofMessage(tx, product.sku);
+        if (!(await verifySenderSignature(chain, sender, message, signature, evmClient))) {
+          throw new Problem(
+            400,
+            "invalid_sender_signature",
+            `sender_signature is not a signature by ${sender} over: ${message}`,
+            { sender, message },
+          );
+        }
+        senderProven = true;
       }
+    } else if (input.sender || input.sender_signature) {
+      throw new Problem(400, "sender_not_applicable", `Claims on ${rail.id} do not take a sender or signature.`);
     }
     const at = nowIso();
     const row: ClaimRow = {
@@ -185,24 +233,41 @@ export class ClaimService {
       reason: null,
       created_at: at,
       updated_at: at,
+      sender,
+      sender_source: senderSource,
+      sender_proven: senderProven ? 1 : 0,
     };
-    const fresh = await this.db.transaction().execute(async (trx) => {
-      const inserted = await claimStore.insertIfAbsent(trx, row);
-      if (inserted) {
-        await this.orders.audit(
-          `buyer:${email}`,
-          "claim.submitted",
-          row.id,
-          { rail: rail.id, sku: product.sku, tx },
-          trx,
-        );
-      }
-      return inserted;
+    await this.db.transaction().execute(async (trx) => {
+      await claimStore.insert(trx, row);
+      await this.orders.audit(
+        `buyer:${email}`,
+        "claim.submitted",
+        row.id,
+        { rail: rail.id, sku: product.sku, tx, sender, sender_proven: senderProven },
+        trx,
+      );
     });
-    if (!fresh) {
-      throw new Problem(409, "tx_already_claimed", "This transaction reference has already been claimed.", { tx });
-    }
     return this.receipt(row);
+  }
+
+  private evmClient() {
+    const rpc = this.config.x402.baseRpcUrl;
+    return rpc ? evmPublicClient(this.config.x402.baseChainId, rpc, 10_000) : undefined;
+  }
+
+  /** The on-chain payment a claim names (the order core's reference), if it is a crypto transfer. */
+  private paymentOf(claim: ClaimRow): PaymentRefInput | undefined {
+    if (!claim.tx_ref) return undefined;
+    const chain =
+      claim.rail === "crypto_manual_evm"
+        ? "evm"
+        : claim.rail === "crypto_manual_solana"
+          ? "solana"
+          : claim.rail === "crypto_manual_btc"
+            ? "btc"
+            : undefined;
+    if (!chain) return undefined;
+    return { chain, tx: claim.tx_ref, payer: claim.sender_proven ? claim.sender : null };
   }
 
   private receipt(row: ClaimRow): ClaimReceipt {
@@ -247,6 +312,19 @@ export class ClaimService {
       next_steps: steps,
       mailto,
       status_url: `${this.config.baseUrl}/api/claims/${row.id}`,
+      sender: row.sender,
+      sender_source: row.sender_source,
+      sender_proven: row.sender_proven === 1,
+      prove_sender:
+        row.tx_ref && senderChain(row.rail)
+          ? {
+              message: senderProofMessage(row.tx_ref, row.sku),
+              how:
+                senderChain(row.rail) === "evm"
+                  ? "Sign the message with the sending wallet (EIP-191 personal_sign) and file the claim with sender and sender_signature: operators approve claims whose claimant proved control of the sender first."
+                  : "Sign the UTF-8 bytes of the message with the sending wallet (ed25519 signMessage, base58) and file the claim with sender and sender_signature: operators approve claims whose claimant proved control of the sender first.",
+            }
+          : null,
     };
   }
 
@@ -269,7 +347,17 @@ export class ClaimService {
       decided_at: row.decided_at,
       reason: row.reason,
       created_at: row.created_at,
+      sender: row.sender,
+      sender_source: row.sender_source,
+      sender_proven: row.sender_proven === 1,
     };
+  }
+
+  /** The operator's view of one claim: with the other claims naming the same transfer. */
+  async operatorView(id: string): Promise<ClaimView> {
+    const row = await this.get(id);
+    const siblings = row.tx_key ? await claimStore.byTxKey(this.db, row.tx_key) : [];
+    return { ...this.view(row), same_transfer_claims: siblings.filter((c) => c.id !== id).map((c) => c.id) };
   }
 
   async get(id: string): Promise<ClaimRow> {
@@ -382,16 +470,6 @@ export class ClaimService {
       const claim = await claimStore.byId(trx, id);
       if (!claim) throw new Problem(404, "claim_not_found", `No claim ${id}.`);
       if (claim.state !== "submitted") return { raced: true as const };
-      if (claim.tx_ref && claim.rail !== "wire_invoice_ach") {
-        const used = await claimStore.orderWithTransaction(trx, [
-          ...new Set([claim.tx_ref, claim.tx_ref.toLowerCase()]),
-        ]);
-        if (used) {
-          throw new Problem(409, "tx_already_used", "This transaction already paid for another order.", {
-            order_id: used,
-          });
-        }
-      }
       const won = await claimStore.transition(trx, id, "submitted", {
         state: "approved",
         decided_by: actor,
@@ -408,12 +486,30 @@ export class ClaimService {
           amountCents: claim.amount_cents,
           transactionRef: claim.tx_ref,
           email: claim.email,
-          meta: { claim_id: id, company: claim.company, terms: claim.terms, approved_by: actor },
+          meta: { claim_id: id, company: claim.company, terms: claim.terms, approved_by: actor, sender: claim.sender },
+          // One on-chain payment, one order, across every rail (the order core refuses a second one).
+          payment: this.paymentOf(claim),
         },
         trx,
       );
       await trx.updateTable("claims").set({ order_id: granted.order.id }).where("id", "=", id).execute();
-      await this.orders.audit(actor, "claim.approved", id, { order_id: granted.order.id, note: note ?? null }, trx);
+      const closed =
+        claim.tx_key && claim.rail !== "wire_invoice_ach"
+          ? await claimStore.closeSiblings(
+              trx,
+              claim.tx_key,
+              id,
+              `Another claim of this transfer (${id}) was approved.`,
+              at,
+            )
+          : [];
+      await this.orders.audit(
+        actor,
+        "claim.approved",
+        id,
+        { order_id: granted.order.id, note: note ?? null, closed },
+        trx,
+      );
       return { raced: false as const, orderId: granted.order.id };
     });
     const claim = await this.get(id);

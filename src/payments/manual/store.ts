@@ -4,29 +4,37 @@ import type { ClaimRow, ClaimState } from "./tables.js";
 
 /** Data access for claims. No rules here, only queries. */
 export const claimStore = {
-  /** Inserts the claim; false when its transaction reference is already claimed (unique tx_key). */
-  async insertIfAbsent(db: Executor, row: ClaimRow): Promise<boolean> {
-    const r = await db
-      .insertInto("claims")
-      .values(row)
-      .onConflict((oc) => oc.column("tx_key").doNothing())
-      .executeTakeFirst();
-    return Number(r.numInsertedOrUpdatedRows ?? 0n) === 1;
+  /** Inserts a claim. Several claims may name one transfer: the operator approves the payer's. */
+  async insert(db: Executor, row: ClaimRow): Promise<void> {
+    await db.insertInto("claims").values(row).execute();
+  },
+
+  /** Closes the other open claims of a transfer once one of them is approved. */
+  async closeSiblings(db: Executor, txKey: string, approvedId: string, reason: string, at: string): Promise<string[]> {
+    const open = await db
+      .selectFrom("claims")
+      .select("id")
+      .where("tx_key", "=", txKey)
+      .where("id", "!=", approvedId)
+      .where("state", "=", "submitted")
+      .execute();
+    if (open.length === 0) return [];
+    await db
+      .updateTable("claims")
+      .set({ state: "closed", reason, decided_at: at, decided_by: "system", updated_at: at })
+      .where("tx_key", "=", txKey)
+      .where("id", "!=", approvedId)
+      .where("state", "=", "submitted")
+      .execute();
+    return open.map((r) => r.id);
   },
 
   byId(db: Executor, id: string): Promise<ClaimRow | undefined> {
     return db.selectFrom("claims").selectAll().where("id", "=", id).executeTakeFirst();
   },
 
-  byTxKey(db: Executor, txKey: string): Promise<ClaimRow | undefined> {
-    return db.selectFrom("claims").selectAll().where("tx_key", "=", txKey).executeTakeFirst();
-  },
-
-  /** An order paid by this on-chain transaction through another rail (x402), read-only. */
-  async orderWithTransaction(db: Executor, refs: string[]): Promise<string | undefined> {
-    if (refs.length === 0) return undefined;
-    const row = await db.selectFrom("orders").select("id").where("transaction_ref", "in", refs).executeTakeFirst();
-    return row?.id;
+  byTxKey(db: Executor, txKey: string): Promise<ClaimRow[]> {
+    return db.selectFrom("claims").selectAll().where("tx_key", "=", txKey).orderBy("created_at").execute();
   },
 
   /** Conditional transition: only from `from`. Returns true when this call changed the row. */

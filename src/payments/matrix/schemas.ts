@@ -38,7 +38,10 @@ export const railSchema = z.object({
   name: z.string(),
   kind: z.enum(["card", "x402", "crypto_manual", "offline", "redirect", "metered"]),
   audience: z.array(z.enum(AUDIENCES)),
-  configured: z.boolean(),
+  configured: z
+    .boolean()
+    .describe("true only when this rail can verify and settle a payment with the current settings"),
+  missing: z.array(z.string()).describe("settings still needed before the rail can settle (empty when configured)"),
   note: z.string(),
   how: z.array(z.string()).describe("steps, in order"),
   /** Endpoints of this rail that this deployment serves ("METHOD /path"), from the route table. */

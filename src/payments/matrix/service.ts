@@ -1,10 +1,11 @@
 import type { Catalog, Product } from "../../catalog/service.js";
 import type { Config } from "../../config.js";
 import { VERSIONS } from "../../versions.js";
-import { cardRailsConfigured, checkoutPaymentMethods } from "../card/rails.js";
+import { checkoutPaymentMethods } from "../card/rails.js";
 import { type ManualRail, type ManualRailId, manualRails, WIRE_TERMS } from "../manual/rails.js";
+import { railReadiness } from "../readiness.js";
 import { centsToAtomic, X402_HEADERS, x402Rails } from "../x402/rails.js";
-import type { MatrixProduct, PaymentRail, PaymentsMatrix, RailId } from "./schemas.js";
+import { type MatrixProduct, type PaymentRail, type PaymentsMatrix, RAIL_IDS, type RailId } from "./schemas.js";
 import { suitePricingRecord } from "./suite-pricing.js";
 
 /**
@@ -131,38 +132,29 @@ function claimsApiText(hasRoute: HasRoute, rail: RailId): string | null {
 }
 
 /**
- * Whether each rail can take money in this deployment. The single place that decides;
- * each rail's own module is asked (card: cardRailsConfigured, manual: manualRails, x402: x402Rails).
- * Manual rails also need a way to claim: the claims API or a contact address.
+ * Whether each rail can take money in this deployment: true only when it can verify and settle with
+ * the current settings. The single place that decides is `railReadiness` (src/payments/readiness.ts),
+ * which the rails' own modules also read (cardRailsConfigured, manualRails, x402Rails).
+ * `hasRoute` is kept for callers; a rail's flag does not depend on the route table (its endpoints do).
  */
-export function configuredFlags(config: Config, hasRoute: HasRoute): Record<RailId, boolean> {
-  const card = cardRailsConfigured(config);
-  const [solana, base] = x402Rails(config);
-  const claimable = served(hasRoute, CLAIMS_ENDPOINT) || config.contactEmail !== undefined;
-  const manual = new Map(manualRails(config).map((r) => [r.id, r.configured && claimable]));
-  const x402Solana = solana?.configured === true;
-  const x402Base = base?.configured === true;
-  return {
-    card_checkout: card.checkout,
-    card_payment_link: card.paymentLinks,
-    x402_solana_usdc: x402Solana,
-    x402_base_usdc: x402Base,
-    crypto_manual_solana: manual.get("crypto_manual_solana") === true,
-    crypto_manual_evm: manual.get("crypto_manual_evm") === true,
-    crypto_manual_btc: manual.get("crypto_manual_btc") === true,
-    redirect_link_checkout: false,
-    wire_invoice_ach: manual.get("wire_invoice_ach") === true,
-    // metered amounts need a rail that takes any amount: x402 or a hosted checkout session
-    suite_metered: x402Solana || x402Base || card.checkout,
-  };
+export function configuredFlags(config: Config, _hasRoute?: HasRoute): Record<RailId, boolean> {
+  const ready = railReadiness(config);
+  return Object.fromEntries(RAIL_IDS.map((id) => [id, ready[id].configured])) as Record<RailId, boolean>;
 }
 
-function manualRail(
-  m: ManualRail,
-  deps: MatrixDeps,
-  flags: Record<RailId, boolean>,
-  product: Product | undefined,
-): PaymentRail {
+/** The settings each rail still needs (empty for a configured rail). */
+export function missingSettings(config: Config): Record<RailId, string[]> {
+  const ready = railReadiness(config);
+  return Object.fromEntries(RAIL_IDS.map((id) => [id, [...ready[id].missing]])) as Record<RailId, string[]>;
+}
+
+/** Each rail's `configured` flag and `missing` settings. */
+interface Flags {
+  configured: Record<RailId, boolean>;
+  missing: Record<RailId, string[]>;
+}
+
+function manualRail(m: ManualRail, deps: MatrixDeps, flags: Flags, product: Product | undefined): PaymentRail {
   const { config, hasRoute } = deps;
   const api = claimsApiText(hasRoute, m.id);
   const amount = product ? `${product.amountUsd} USD` : "the exact USD-equivalent of the price";
@@ -184,7 +176,8 @@ function manualRail(
     name: m.name,
     kind: m.id === "wire_invoice_ach" ? "offline" : "crypto_manual",
     audience: m.audience,
-    configured: flags[m.id],
+    configured: flags.configured[m.id],
+    missing: flags.missing[m.id],
     note:
       m.id === "wire_invoice_ach"
         ? `For companies and larger orders. Default terms for approved accounts: ${WIRE_TERMS}. Settles in USD by bank transfer.`
@@ -213,7 +206,7 @@ function manualRail(
   return rail;
 }
 
-function rails(deps: MatrixDeps, flags: Record<RailId, boolean>, product: Product | undefined): PaymentRail[] {
+function rails(deps: MatrixDeps, flags: Flags, product: Product | undefined): PaymentRail[] {
   const { config, hasRoute } = deps;
   const endpoints = (id: RailId) => RAIL_ENDPOINTS[id].filter((e) => served(hasRoute, e));
   const methods = checkoutPaymentMethods(config);
@@ -224,7 +217,8 @@ function rails(deps: MatrixDeps, flags: Record<RailId, boolean>, product: Produc
       name: "Hosted card checkout (recommended for humans)",
       kind: "card",
       audience: ["humans", "agents_via_browser"],
-      configured: flags.card_checkout,
+      configured: flags.configured.card_checkout,
+      missing: flags.missing.card_checkout,
       note: "Stripe-hosted checkout: cards with phone wallets and the other methods listed in payment_methods, offered when eligible. Settles in USD.",
       how: [
         `${requestText("POST", "/api/checkout", { sku: skuBody })} (optionally with email) → { url }.`,
@@ -239,7 +233,8 @@ function rails(deps: MatrixDeps, flags: Record<RailId, boolean>, product: Produc
       name: "Static payment link per SKU",
       kind: "card",
       audience: ["humans"],
-      configured: flags.card_payment_link,
+      configured: flags.configured.card_payment_link,
+      missing: flags.missing.card_payment_link,
       note: "A fixed-price hosted payment page per SKU (products[].human_payment_link; null where none is configured). Settles in USD.",
       how: ["Open the product's human_payment_link and pay.", "Access is granted from the signed webhook."],
       endpoints: endpoints("card_payment_link"),
@@ -252,7 +247,8 @@ function rails(deps: MatrixDeps, flags: Record<RailId, boolean>, product: Produc
       name: rail.chain === "base" ? "x402 · USDC on Base" : "x402 · USDC on Solana",
       kind: "x402",
       audience: ["agents"],
-      configured: flags[rail.id],
+      configured: flags.configured[rail.id],
+      missing: flags.missing[rail.id],
       note: `Agents pay with x402 (scheme exact, ${rail.decimals} decimals: 1 cent = 10,000 atomic units). Send the proof in ${X402_HEADERS.paymentV1} or ${X402_HEADERS.paymentV2}; the 402 also carries ${X402_HEADERS.required} and success carries ${X402_HEADERS.responseV2} / ${X402_HEADERS.responseV1}. Stock x402 v2 clients cap a payment at $1 unless their operator raises it. Settles on chain.`,
       how: [
         `${requestText("POST", "/api/x402-products", { sku: skuBody })} without a payment header → 402 with accepts[] (one entry per configured rail).`,
@@ -279,7 +275,8 @@ function rails(deps: MatrixDeps, flags: Record<RailId, boolean>, product: Produc
     name: "Redirect-link checkout (third-party wallet)",
     kind: "redirect",
     audience: ["humans"],
-    configured: false,
+    configured: flags.configured.redirect_link_checkout,
+    missing: flags.missing.redirect_link_checkout,
     note: "A redirect to a third-party wallet's payment page. No such provider is integrated in this service; use card_checkout or card_payment_link.",
     how: ["Not available in this deployment."],
     endpoints: [],
@@ -292,7 +289,8 @@ function rails(deps: MatrixDeps, flags: Record<RailId, boolean>, product: Produc
     name: "Metered compression suite jobs",
     kind: "metered",
     audience: ["humans", "agents"],
-    configured: flags.suite_metered,
+    configured: flags.configured.suite_metered,
+    missing: flags.missing.suite_metered,
     note: pricing.note,
     how: suiteHow(hasRoute),
     endpoints: endpoints("suite_metered"),
@@ -336,7 +334,7 @@ function productEntry(p: Product, deps: MatrixDeps): MatrixProduct {
 /** The whole matrix, or (with a product) the matrix narrowed to one product with sku-specific claims. */
 export function paymentsMatrix(deps: MatrixDeps, product?: Product): PaymentsMatrix {
   const { config, catalog, hasRoute } = deps;
-  const flags = configuredFlags(config, hasRoute);
+  const flags: Flags = { configured: configuredFlags(config, hasRoute), missing: missingSettings(config) };
   const all = rails(deps, flags, product);
   const endpoints: Record<string, string> = {};
   for (const [name, endpoint] of Object.entries(MATRIX_ENDPOINTS)) {

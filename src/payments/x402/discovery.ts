@@ -54,7 +54,10 @@ export interface X402DiscoveryRail {
   asset: string;
   payTo: string | null;
   decimals: number;
+  /** Can verify and settle with the current settings (src/payments/readiness.ts). */
   configured: boolean;
+  /** Settings still needed (empty when configured). */
+  missing: string[];
   scheme: "exact";
   extra: Record<string, string>;
   proofs: readonly string[];
@@ -97,6 +100,7 @@ export function x402Discovery(
     payTo: rail.payTo ?? null,
     decimals: rail.decimals,
     configured: rail.configured,
+    missing: [...rail.missing],
     scheme: "exact" as const,
     extra: railExtra(rail, feePayer),
     proofs: PROOF_KINDS[rail.chain],

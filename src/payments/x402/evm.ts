@@ -11,6 +11,8 @@ import {
   parseAbi,
   parseAbiItem,
   recoverTypedDataAddress,
+  toEventSelector,
+  toFunctionSelector,
 } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import type { Eip3009Payload } from "./proof.js";
@@ -170,6 +172,11 @@ export async function checkTransferTx(
     minConfirmations: number;
     maxAgeSeconds: number;
     from?: string;
+    /**
+     * A buyer's transaction-hash proof: the transaction must be a plain transfer sent by the token
+     * sender itself (never an EIP-3009 settlement, whose hash anyone can read and present).
+     */
+    plainTransferOnly?: boolean;
   },
 ): Promise<TxCheck> {
   const receipt = await client.getTransactionReceipt({ hash: q.hash }).catch((err: unknown) => {
@@ -203,6 +210,10 @@ export async function checkTransferTx(
       break;
     }
   }
+  if (match && q.plainTransferOnly) {
+    const refusal = await plainTransferRefusal(client, q.hash, q.asset, match.from, receipt.logs);
+    if (refusal) return refusal;
+  }
   if (!match) {
     return sawTransferToPayTo
       ? {
@@ -235,6 +246,48 @@ export async function checkTransferTx(
 }
 
 const TRANSFER_TOPIC = "0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef";
+const AUTHORIZATION_USED_TOPIC = toEventSelector("AuthorizationUsed(address,bytes32)");
+/** EIP-3009 entry points (both signature encodings): a call to one is a settlement, not the payer's own transfer. */
+const AUTHORIZATION_SELECTORS = new Set(
+  [
+    "transferWithAuthorization(address,address,uint256,uint256,uint256,bytes32,uint8,bytes32,bytes32)",
+    "transferWithAuthorization(address,address,uint256,uint256,uint256,bytes32,bytes)",
+    "receiveWithAuthorization(address,address,uint256,uint256,uint256,bytes32,uint8,bytes32,bytes32)",
+    "receiveWithAuthorization(address,address,uint256,uint256,uint256,bytes32,bytes)",
+  ].map((sig) => toFunctionSelector(sig)),
+);
+
+/** Why a transaction is not the token sender's own plain transfer (or undefined when it is). */
+async function plainTransferRefusal(
+  client: PublicClient,
+  hash: `0x${string}`,
+  asset: string,
+  tokenSender: string,
+  logs: readonly { address: string; topics: readonly string[] }[],
+): Promise<{ status: "failed"; reason: string; detail: string } | undefined> {
+  const usedAuthorization = logs.some(
+    (l) => isAddressEqual(l.address as `0x${string}`, getAddress(asset)) && l.topics[0] === AUTHORIZATION_USED_TOPIC,
+  );
+  const tx = await client.getTransaction({ hash });
+  const selector = tx.input.slice(0, 10).toLowerCase();
+  if (usedAuthorization || AUTHORIZATION_SELECTORS.has(selector as `0x${string}`)) {
+    return {
+      status: "failed",
+      reason: "invalid_transaction_is_authorization_settlement",
+      detail:
+        "This transaction settles an EIP-3009 authorization (transferWithAuthorization); its hash is public and is not a proof of payment. The buyer of that payment redeems it with the original x402 proof.",
+    };
+  }
+  if (!isAddressEqual(tx.from, getAddress(tokenSender))) {
+    return {
+      status: "failed",
+      reason: "invalid_transaction_sender",
+      detail:
+        "The transaction was not sent by the token sender. A transaction-hash proof must be a plain USDC transfer sent by the paying wallet itself.",
+    };
+  }
+  return undefined;
+}
 
 function topicAddress(topic: string | undefined): `0x${string}` | undefined {
   if (typeof topic !== "string" || topic.length !== 66) return undefined;

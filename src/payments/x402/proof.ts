@@ -24,7 +24,14 @@ const eip3009Payload = z.object({
     nonce: z.string().regex(hex(32)),
   }),
 });
-const evmTxPayload = z.object({ transaction: z.string().regex(hex(32)) });
+const evmTxPayload = z.object({
+  transaction: z.string().regex(hex(32)),
+  /** The token sender's signature over txHashProofMessage() (EIP-191) or its EIP-712 form. */
+  signature: z
+    .string()
+    .regex(/^0x[0-9a-fA-F]{2,4096}$/)
+    .optional(),
+});
 const svmTxPayload = z.object({ transaction: z.string().min(64).max(MAX_PAYMENT_HEADER_BYTES) });
 
 const accepted = z
@@ -49,10 +56,14 @@ const v2 = z.object({
 
 export type Eip3009Payload = z.infer<typeof eip3009Payload>;
 
-export type ParsedProof =
+/** Extensions of a v2 payload (never on chain): where the payment-identifier travels. */
+type Extensions = Record<string, unknown> | undefined;
+
+export type ParsedProof = (
   | { kind: "evm_eip3009"; chain: "base"; version: 1 | 2; payload: Eip3009Payload; accepted?: z.infer<typeof accepted> }
-  | { kind: "evm_tx"; chain: "base"; version: 0 | 1 | 2; txHash: `0x${string}` }
-  | { kind: "svm_tx"; chain: "solana"; version: 1 | 2; transaction: string; accepted?: z.infer<typeof accepted> };
+  | { kind: "evm_tx"; chain: "base"; version: 0 | 1 | 2; txHash: `0x${string}`; signature?: `0x${string}` }
+  | { kind: "svm_tx"; chain: "solana"; version: 1 | 2; transaction: string; accepted?: z.infer<typeof accepted> }
+) & { extensions?: Extensions };
 
 export interface HeaderInput {
   "payment-signature"?: string | string[] | undefined;
@@ -109,6 +120,7 @@ export function parsePaymentHeader(raw: string, baseChainId: number): ParsedProo
   let network: string;
   let payload: unknown;
   let acc: z.infer<typeof accepted> | undefined;
+  let extensions: Extensions;
   if (version === 1) {
     const p = v1.safeParse(json);
     if (!p.success)
@@ -118,6 +130,11 @@ export function parsePaymentHeader(raw: string, baseChainId: number): ParsedProo
     const p = v2.safeParse(json);
     if (!p.success) throw badRequest("invalid_payload", "x402 v2 payload must be { x402Version, accepted, payload }.");
     acc = p.data.accepted;
+    const ext = p.data.extensions;
+    if (ext !== undefined && (typeof ext !== "object" || ext === null || Array.isArray(ext))) {
+      throw badRequest("invalid_payload", "x402 v2 extensions must be an object.");
+    }
+    extensions = ext as Extensions;
     scheme = acc.scheme;
     network = acc.network;
     payload = p.data.payload;
@@ -129,17 +146,38 @@ export function parsePaymentHeader(raw: string, baseChainId: number): ParsedProo
   if (chain === "base") {
     const auth = eip3009Payload.safeParse(payload);
     if (auth.success) {
-      return { kind: "evm_eip3009", chain, version, payload: auth.data, ...(acc ? { accepted: acc } : {}) };
+      return {
+        kind: "evm_eip3009",
+        chain,
+        version,
+        payload: auth.data,
+        ...(acc ? { accepted: acc } : {}),
+        ...(extensions ? { extensions } : {}),
+      };
     }
     const tx = evmTxPayload.safeParse(payload);
     if (tx.success)
-      return { kind: "evm_tx", chain, version, txHash: tx.data.transaction.toLowerCase() as `0x${string}` };
+      return {
+        kind: "evm_tx",
+        chain,
+        version,
+        txHash: tx.data.transaction.toLowerCase() as `0x${string}`,
+        ...(tx.data.signature ? { signature: tx.data.signature as `0x${string}` } : {}),
+        ...(extensions ? { extensions } : {}),
+      };
     throw badRequest(
       "invalid_payload",
-      "Base payload must be an EIP-3009 { signature, authorization } or { transaction: <0x tx hash> }.",
+      "Base payload must be an EIP-3009 { signature, authorization } or { transaction: <0x tx hash>, signature: <sender's signature> }.",
     );
   }
   const tx = svmTxPayload.safeParse(payload);
   if (!tx.success) throw badRequest("invalid_payload", "Solana payload must be { transaction: <base64 transaction> }.");
-  return { kind: "svm_tx", chain, version, transaction: tx.data.transaction, ...(acc ? { accepted: acc } : {}) };
+  return {
+    kind: "svm_tx",
+    chain,
+    version,
+    transaction: tx.data.transaction,
+    ...(acc ? { accepted: acc } : {}),
+    ...(extensions ? { extensions } : {}),
+  };
 }

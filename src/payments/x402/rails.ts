@@ -1,4 +1,5 @@
 import type { Config } from "../../config.js";
+import { railReadiness } from "../readiness.js";
 
 /** USDC has 6 decimals on both rails: 1 cent = 10,000 atomic units. */
 export const USDC_DECIMALS = 6;
@@ -24,11 +25,18 @@ export interface X402Rail {
   asset: string;
   payTo: string | undefined;
   decimals: number;
+  /** Can verify and settle with the current settings (src/payments/readiness.ts), not just "payTo is set". */
   configured: boolean;
+  /** Settings still needed before this rail can settle (empty when configured). */
+  missing: string[];
 }
 
-/** The two agent rails, Solana first (the spec's `payment` is the first requirement). */
+/**
+ * The two agent rails, Solana first (the spec's `payment` is the first requirement).
+ * `configured` / `missing` come from `railReadiness` (the one place that decides).
+ */
 export function x402Rails(config: Config): X402Rail[] {
+  const ready = railReadiness(config);
   return [
     {
       id: "x402_solana_usdc",
@@ -38,7 +46,8 @@ export function x402Rails(config: Config): X402Rail[] {
       asset: config.usdc.solana,
       payTo: config.payTo.solana,
       decimals: USDC_DECIMALS,
-      configured: config.payTo.solana !== undefined,
+      configured: ready.x402_solana_usdc.configured,
+      missing: ready.x402_solana_usdc.missing,
     },
     {
       id: "x402_base_usdc",
@@ -48,7 +57,8 @@ export function x402Rails(config: Config): X402Rail[] {
       asset: config.usdc.base,
       payTo: config.payTo.base,
       decimals: USDC_DECIMALS,
-      configured: config.payTo.base !== undefined,
+      configured: ready.x402_base_usdc.configured,
+      missing: ready.x402_base_usdc.missing,
     },
   ];
 }
@@ -63,6 +73,7 @@ export function requirementRecord(rail: X402Rail) {
     decimals: rail.decimals,
     chain: rail.chain,
     configured: rail.configured,
+    missing: [...rail.missing],
   };
 }
 

@@ -62,9 +62,13 @@ export interface RequirementContext {
   resource: string;
 }
 
-/** The configured rails only (a rail is configured when its pay-to address is set). */
+/**
+ * The rails that can settle with the current settings (`configured`, decided in
+ * src/payments/readiness.ts: Base = payTo + BASE_RPC_URL + facilitator key or URL; Solana = payTo +
+ * SOLANA_RPC_URL + fee payer). A half-configured rail is left out of `accepts[]`.
+ */
 export function configuredRails(config: Config): (X402Rail & { payTo: string })[] {
-  return x402Rails(config).filter((r): r is X402Rail & { payTo: string } => r.payTo !== undefined);
+  return x402Rails(config).filter((r): r is X402Rail & { payTo: string } => r.configured && r.payTo !== undefined);
 }
 
 export function acceptEntry(

@@ -2,6 +2,7 @@ import { z } from "zod";
 import type { Config } from "../../config.js";
 import type { AdminGuard } from "../../http/admin-auth.js";
 import { problemSchema } from "../../http/problem.js";
+import { controlFree, plainText } from "../../http/text.js";
 import type { App } from "../../http/types.js";
 import { ATOMIC_UNITS_NOTE, CLIENT_CAP_NOTE, PAID_OPERATIONS } from "./discovery.js";
 import { paymentHeader } from "./proof.js";
@@ -51,15 +52,15 @@ const pendingSchema = z
 
 export const purchaseBodySchema = z
   .object({
-    sku: z
-      .string()
+    sku: plainText(100)
       .trim()
       .min(1)
-      .max(100)
       .optional()
       .describe("sku or alias; without it the answer is the catalog-wide 402"),
-    email: z.email().max(254).nullish(),
-    note: z.string().max(500).nullish().describe("free text; `agent:<id>` records the buying agent's id"),
+    email: controlFree(z.email().max(254)).nullish(),
+    note: plainText(500)
+      .nullish()
+      .describe("free text; `agent:<id>` records the buying agent's id (self-asserted: nobody checks it)"),
   })
   .nullish();
 
@@ -118,7 +119,10 @@ export function x402Routes(app: App, deps: { x402: X402Service; config: Config; 
     };
     scope.post("/api/x402-products", { schema }, async (request, reply) => {
       const header = paymentHeader(request.headers as Record<string, string | undefined>);
-      const outcome = await x402.purchase(request.body ?? {}, header?.value);
+      const idem = request.headers["idempotency-key"];
+      const outcome = await x402.purchase(request.body ?? {}, header?.value, {
+        idempotencyKey: Array.isArray(idem) ? idem[0] : idem,
+      });
       if (outcome.kind === "challenge") {
         return reply.code(402).headers(outcome.challenge.headers).send(outcome.challenge.body);
       }

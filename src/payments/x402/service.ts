@@ -7,10 +7,12 @@ import type { Catalog, Product } from "../../catalog/service.js";
 import type { Config } from "../../config.js";
 import { isUniqueViolation, nowIso } from "../../db/database.js";
 import type { Database } from "../../db/schema.js";
+import { logRef } from "../../http/logger.js";
 import { badRequest, conflict, Problem, unavailable } from "../../http/problem.js";
-import type { OrderService } from "../../orders/service.js";
+import type { OrderService, PaymentRefInput } from "../../orders/service.js";
 import type { OrderRow } from "../../orders/tables.js";
-import { claimStore } from "../manual/store.js";
+import { x402NotConfiguredDetail } from "../readiness.js";
+import { type BuyerKey, buyerKey, paymentIdentifierDeclaration } from "./buyer.js";
 import { authorizationOutcome, balanceOf, checkTransferTx, precheckEip3009, type Rejection } from "./evm.js";
 import { type Eip3009Payload, type ParsedProof, parsePaymentHeader } from "./proof.js";
 import { centsToAtomic, MAX_TIMEOUT_SECONDS, SOLANA_MAINNET_CAIP2, type X402Rail } from "./rails.js";
@@ -26,6 +28,7 @@ import {
   svmMessageHash,
 } from "./svm.js";
 import type { PaymentProofRow, ProofState } from "./tables.js";
+import { type TxHashProofSubject, txHashProofRequest, verifyTxHashSignature } from "./tx-hash-proof.js";
 
 /**
  * Agent purchases over x402: challenge, proof checks, settlement, exactly-once grant,
@@ -38,6 +41,15 @@ export interface PurchaseRequest {
   email?: string | null | undefined;
   note?: string | null | undefined;
 }
+
+/** Secrets that travel beside the proof (never on chain): they say who the buyer is. */
+export interface BuyerSecrets {
+  /** The `Idempotency-Key` header (the payment-identifier extension travels inside the proof). */
+  idempotencyKey?: string | undefined;
+}
+
+/** Where a buyer who lost the answer recovers its orders by wallet signature. */
+export const RECOVERY_PATH = "/api/orders/recover";
 
 export interface Challenge {
   body: {
@@ -204,12 +216,7 @@ export class X402Service {
   /** The 402 challenge for one product, or catalog-wide (every SKU on every rail) without one. */
   challenge(product: Product | undefined, error?: { code: string; detail: string }): Challenge {
     const rails = configuredRails(this.config);
-    if (rails.length === 0) {
-      throw unavailable(
-        "x402_not_configured",
-        "No x402 rail is configured (PAY_TO_BASE / PAY_TO_SOLANA); nothing can be sold to agents.",
-      );
-    }
+    if (rails.length === 0) throw notConfigured(this.config);
     const feePayer = this.settlement.feePayer();
     const products = product ? [product] : this.catalog.list();
     const ctx = { config: this.config, feePayer, resource: this.resourceUrl() };
@@ -246,7 +253,12 @@ export class X402Service {
         mimeType: "application/json",
       },
       accepts: v2 as unknown as PaymentRequirements[],
-      extensions: { bazaar: bazaarExtension(headerProduct?.sku ?? "gao-entry") },
+      extensions: {
+        bazaar: bazaarExtension(headerProduct?.sku ?? "gao-entry"),
+        // Send an id with the payment (or an Idempotency-Key header): a replay of a settled proof
+        // is answered with its order only when it carries the same one.
+        "payment-identifier": paymentIdentifierDeclaration(),
+      },
     };
     return {
       body: {
@@ -273,17 +285,21 @@ export class X402Service {
     return new Problem(402, r.reason, r.detail, x402, c.headers);
   }
 
-  async purchase(input: PurchaseRequest, header: string | undefined): Promise<PurchaseOutcome> {
+  async purchase(
+    input: PurchaseRequest,
+    header: string | undefined,
+    secrets: BuyerSecrets = {},
+  ): Promise<PurchaseOutcome> {
     if (header === undefined) {
       const product = input.sku ? this.catalog.resolve(input.sku) : undefined;
       return { kind: "challenge", challenge: this.challenge(product) };
     }
     if (!input.sku) throw badRequest("sku_required", 'The body must name the product: { "sku": "<sku or alias>" }.');
     const product = this.catalog.resolve(input.sku);
-    if (!this.configured()) {
-      throw unavailable("x402_not_configured", "No x402 rail is configured; payments cannot be accepted.");
-    }
+    // Decoding is local: a malformed proof gets its 400 whatever is configured.
     const proof = parsePaymentHeader(header, this.config.x402.baseChainId);
+    const buyer = buyerKey(proof, secrets.idempotencyKey);
+    if (!this.configured()) throw notConfigured(this.config);
     const rail = configuredRails(this.config).find((r) => r.chain === proof.chain);
     if (!rail) {
       throw badRequest(
@@ -308,10 +324,16 @@ export class X402Service {
     // any check that depends on this request's price.
     const seen = await this.seenBefore(proof);
     if (seen && (seen.request_fingerprint !== fingerprint || seen.state !== "failed")) {
-      return this.existing({ ...seen, request_fingerprint: fingerprint }, product);
+      return this.existing({ ...seen, request_fingerprint: fingerprint }, product, buyer);
     }
     const prepared = await this.prepare(proof, ctx);
     if ("pending" in prepared) return { kind: "pending", pending: prepared.pending };
+    if ("existing" in prepared)
+      return this.existing({ ...prepared.existing, request_fingerprint: fingerprint }, product, buyer);
+    if (buyer) {
+      const holder = await proofStore.byBuyerKey(this.db, buyer.hash);
+      if (holder && holder.proof_key !== prepared.proofKey) throw identifierReused();
+    }
     const at = nowIso();
     const row: PaymentProofRow = {
       proof_key: prepared.proofKey,
@@ -337,10 +359,37 @@ export class X402Service {
       created_at: at,
       updated_at: at,
       settled_at: null,
+      buyer_key_hash: buyer?.hash ?? null,
     };
-    const won = await proofStore.reserve(this.db, row);
-    if (!won) return this.existing(row, product);
+    let won: boolean;
+    try {
+      won = await proofStore.reserve(this.db, row);
+    } catch (err) {
+      if (isUniqueViolation(err)) throw identifierReused();
+      throw err;
+    }
+    if (!won) return this.existing(row, product, buyer);
+    // A transaction known before settlement (the buyer's own Base transfer, a Solana transaction
+    // signature) is held for this proof at once: no other rail or proof can redeem it meanwhile.
+    if (prepared.expectedTx) {
+      const held = await this.orders.holdPayment(row.proof_key, row.rail, this.paymentOf(row, prepared.expectedTx));
+      if (!held) {
+        await proofStore.transition(this.db, row.proof_key, ["reserved"], "failed", {
+          error_reason: "tx_already_used",
+          error_detail: "The transaction already paid for another order.",
+        });
+        throw conflict(
+          "tx_already_used",
+          "This on-chain payment already paid for another order (or is being redeemed).",
+        );
+      }
+    }
     return this.settleAndGrant(row, product, "live");
+  }
+
+  /** The order core's reference of a proof's on-chain payment. */
+  private paymentOf(row: PaymentProofRow, tx: string, payer?: string | null): PaymentRefInput {
+    return { chain: row.rail === "x402_solana_usdc" ? "solana" : "evm", tx, payer: payer || row.payer };
   }
 
   /** The ledger row of a proof, found from the header alone (no chain access). */
@@ -361,7 +410,9 @@ export class X402Service {
     proof: ParsedProof,
     ctx: Ctx,
   ): Promise<
-    { proofKey: string; payer: string | null; payload: unknown; expectedTx: string | null } | { pending: Pending }
+    | { proofKey: string; payer: string | null; payload: unknown; expectedTx: string | null }
+    | { pending: Pending }
+    | { existing: PaymentProofRow }
   > {
     const { product, requirements: req } = ctx;
     const chainId = this.config.x402.baseChainId;
@@ -378,9 +429,10 @@ export class X402Service {
       }
     };
     if (proof.kind === "evm_eip3009") {
-      need("evm_eip3009");
+      // Local checks first: a proof that can never succeed gets its 4xx even while settlement is down.
       const rejection = await precheckEip3009(proof.payload, req, chainId, proof.accepted, MAX_TIMEOUT_SECONDS);
       if (rejection) throw this.refusal(product, rejection);
+      need("evm_eip3009");
       const client = this.settlement.evmClient;
       if (client) {
         const balance = await balanceOf(client, req.asset, proof.payload.authorization.from).catch(() => undefined);
@@ -400,10 +452,27 @@ export class X402Service {
       };
     }
     if (proof.kind === "evm_tx") {
+      const subject: TxHashProofSubject = {
+        hash: proof.txHash,
+        chainId,
+        resource: this.resourceUrl(),
+        item: product.sku,
+      };
+      // A transaction hash is public: only its sender, signing for this purchase, may redeem it.
+      if (!proof.signature) throw this.signatureRequired(product, subject);
+      // Our own settlements (EIP-3009, Solana), pending or done, are never someone's transfer proof.
+      const own = await proofStore.ownSettlement(this.db, proof.txHash);
+      if (own) {
+        throw conflict(
+          "own_settlement_transaction",
+          "This transaction is one of this service's own settlements of an x402 payment; it belongs to that payment's buyer and is not a proof of payment.",
+        );
+      }
       need("evm_tx");
       const client = this.settlement.evmClient;
       if (!client) throw unavailable("settlement_unavailable", "BASE_RPC_URL is not configured.");
       let check: Awaited<ReturnType<typeof checkTransferTx>>;
+      let signed = false;
       try {
         check = await checkTransferTx(client, {
           hash: proof.txHash,
@@ -412,7 +481,9 @@ export class X402Service {
           amount: req.amount,
           minConfirmations: this.config.x402.minConfirmations,
           maxAgeSeconds: this.config.x402.txMaxAgeSeconds,
+          plainTransferOnly: true,
         });
+        if (check.status === "ok") signed = await verifyTxHashSignature(client, check.from, subject, proof.signature);
       } catch (err) {
         throw unavailable(
           "settlement_unavailable",
@@ -422,14 +493,11 @@ export class X402Service {
       if (check.status === "pending")
         return { pending: this.pendingAnswer("transaction_not_confirmed", check.detail, "unconfirmed") };
       if (check.status === "failed") throw this.refusal(product, check);
-      // The same transfer may already be claimed on the manual EVM rail: one transaction, one order.
-      const claimed = await claimStore.byTxKey(this.db, `evm:${proof.txHash.toLowerCase()}`);
-      if (claimed && claimed.state !== "rejected") {
-        throw conflict(
-          "tx_already_used",
-          "This transaction is already claimed as a manual payment; a transaction pays for one order only.",
-          { claim_state: claimed.state },
-        );
+      if (!signed) {
+        throw this.signatureRequired(product, subject, {
+          reason: "invalid_transaction_proof_signature",
+          detail: `The signature is not by the transfer's sender ${check.from}. The sender signs the statement below (EIP-191 or EIP-712).`,
+        });
       }
       return {
         proofKey: `evm:${chainId}:tx:${proof.txHash}:${check.logIndex}`,
@@ -438,12 +506,39 @@ export class X402Service {
         expectedTx: proof.txHash,
       };
     }
-    const checked = await checkSvmTransaction(proof.transaction, req, this.settlement.feePayer());
+    const checked = await checkSvmTransaction(proof.transaction, req, this.settlement.feePayer(), {
+      maxComputeUnits: this.config.x402.svmMaxComputeUnits,
+      maxComputeUnitPrice: this.config.x402.svmMaxComputeUnitPrice,
+    });
     if ("rejection" in checked) throw this.refusal(product, checked.rejection);
     need(checked.tx.fullySigned ? "svm_full" : "svm_partial");
     const expectedTx = await expectedSignature(checked.tx, this.settlement.svmFeePayer);
+    const proofKey = `svm:${SOLANA_MAINNET_CAIP2.slice(7)}:${checked.tx.messageHash}`;
+    if (checked.tx.fullySigned && expectedTx) {
+      // Only transactions we send: a signature the cluster already knows was sent by someone else
+      // (read back from the chain, or the payer's own broadcast). Ours in flight has a ledger row.
+      const url = this.config.x402.solanaRpcUrl;
+      let known: Awaited<ReturnType<typeof signatureStatus>>;
+      try {
+        known = url ? await signatureStatus(url, expectedTx, this.settlement.rpcTimeoutMs) : null;
+      } catch (err) {
+        throw unavailable(
+          "settlement_unavailable",
+          `The Solana RPC could not be read: ${(err as Error).message.split("\n")[0]}. Nothing was charged; retry later.`,
+          { retry_after: 30 },
+        );
+      }
+      if (known) {
+        const mine = await proofStore.get(this.db, proofKey);
+        if (mine) return { existing: mine };
+        throw conflict(
+          "transaction_already_submitted",
+          "This transaction is already known to the Solana network: a proof must be a signed transaction that only this service submits. Sign a new transfer and send it here unsent.",
+        );
+      }
+    }
     return {
-      proofKey: `svm:${SOLANA_MAINNET_CAIP2.slice(7)}:${checked.tx.messageHash}`,
+      proofKey,
       payer: checked.tx.payer,
       payload: {
         x402Version: 2,
@@ -470,21 +565,63 @@ export class X402Service {
     };
   }
 
+  /** 402 for a transaction-hash proof without (or with a wrong) signature: says what to sign. */
+  private signatureRequired(product: Product, subject: TxHashProofSubject, why?: Rejection): Problem {
+    const c = this.challenge(product, {
+      code: why?.reason ?? "transaction_proof_signature_required",
+      detail:
+        why?.detail ??
+        "A transaction hash is public, so it proves nothing on its own: the wallet that sent the USDC transfer must sign the statement in `sign` (EIP-191 personal_sign of eip191_message, or the EIP-712 typed data) and send { transaction, signature } as the payload.",
+    });
+    const { type: _t, title: _ti, status: _s, code: _c, detail: _d, ...x402 } = c.body;
+    return new Problem(402, c.body.code, c.body.detail, { ...x402, sign: txHashProofRequest(subject) }, c.headers);
+  }
+
+  /** 409 for a settled proof replayed without the buyer's secret: no order data at all. */
+  private redeemed(row: PaymentProofRow): Problem {
+    return conflict(
+      "payment_already_redeemed",
+      `This payment was already redeemed, and its order is given only to its buyer. Repeat the request with the payment identifier (x402 payment-identifier extension) or Idempotency-Key sent with the first attempt, or recover the order by signing with the paying wallet at POST ${this.config.baseUrl}${RECOVERY_PATH}/challenge.`,
+      { proof_state: row.state, recover: `${this.config.baseUrl}${RECOVERY_PATH}/challenge` },
+    );
+  }
+
+  private isBuyer(row: PaymentProofRow, buyer: BuyerKey | undefined): boolean {
+    return row.buyer_key_hash !== null && buyer !== undefined && row.buyer_key_hash === buyer.hash;
+  }
+
   /** The proof key was already reserved: replay, conflict, retry or in-progress. */
-  private async existing(mine: PaymentProofRow, product: Product): Promise<PurchaseOutcome> {
+  private async existing(
+    mine: PaymentProofRow,
+    product: Product,
+    buyer: BuyerKey | undefined,
+  ): Promise<PurchaseOutcome> {
     const row = await proofStore.get(this.db, mine.proof_key);
     if (!row) throw new Error("x402: reserved proof vanished");
     if (row.request_fingerprint !== mine.request_fingerprint) {
       throw conflict(
         "payment_proof_already_used",
         "This payment proof was already used for another purchase (different sku or body); a proof buys one order only.",
-        { proof_state: row.state, ...(row.order_id ? { order_id: row.order_id } : {}) },
+        { proof_state: row.state },
       );
     }
     switch (row.state) {
       case "granted":
+        if (!this.isBuyer(row, buyer)) throw this.redeemed(row);
         return { kind: "granted", purchase: await this.replay(row) };
       case "failed": {
+        // A failed proof may be retried (e.g. after a settlement outage) by its buyer, or, when it
+        // carried no buyer secret, as long as it never reached the chain (so nobody else can hold it).
+        const mayRetry = row.buyer_key_hash
+          ? this.isBuyer(row, buyer)
+          : !(await proofStore.everBroadcast(this.db, row.proof_key));
+        if (!mayRetry) {
+          throw conflict(
+            "payment_proof_already_used",
+            "This payment proof failed earlier and can be retried only with the payment identifier or Idempotency-Key of its first attempt. Sign a new payment instead.",
+            { proof_state: row.state },
+          );
+        }
         // Retry of a failed proof with the same body (e.g. after a settlement outage): claim it again.
         const claimed = await proofStore.transition(this.db, row.proof_key, ["failed"], "reserved", {
           error_reason: null,
@@ -505,7 +642,10 @@ export class X402Service {
       case "pending_unknown": {
         await this.reconcileRow(row, "retry");
         const after = await proofStore.get(this.db, row.proof_key);
-        if (after?.state === "granted") return { kind: "granted", purchase: await this.replay(after) };
+        if (after?.state === "granted") {
+          if (!this.isBuyer(after, buyer)) throw this.redeemed(after);
+          return { kind: "granted", purchase: await this.replay(after) };
+        }
         if (after?.state === "failed") {
           throw this.refusal(product, {
             reason: after.error_reason ?? "settlement_failed",
@@ -673,6 +813,9 @@ export class X402Service {
           error_detail: o.detail,
           ...(o.transaction ? { expected_tx: o.transaction } : {}),
         });
+        for (const tx of new Set([row.expected_tx, o.transaction])) {
+          if (tx) await this.orders.releasePayment(row.proof_key, this.paymentOf(row, tx));
+        }
         throw this.refusal(product, { reason: o.reason, detail: o.detail });
       case "pending":
         await proofStore.transition(this.db, row.proof_key, ["settling"], "pending_unknown", {
@@ -680,8 +823,10 @@ export class X402Service {
           error_detail: o.detail,
           ...(o.transaction ? { expected_tx: o.transaction } : {}),
         });
+        // The settlement transaction is public from now on: hold it for this proof.
+        if (o.transaction) await this.orders.holdPayment(row.proof_key, row.rail, this.paymentOf(row, o.transaction));
         this.log.warn(
-          { proof_key: row.proof_key, detail: o.detail },
+          { proof: logRef(row.proof_key), detail: o.detail },
           "x402 settlement outcome unknown; kept for reconciliation",
         );
         return {
@@ -746,6 +891,7 @@ export class X402Service {
             transactionRef: tx,
             email: request.email,
             agentId: request.agent_id,
+            payment: this.paymentOf(row, tx, payer),
             meta: {
               network: row.network,
               payer: payer || row.payer,
@@ -767,13 +913,24 @@ export class X402Service {
       if (!("order" in result) || !result.order) throw new Error("x402: grant returned no order");
       if (result.created) {
         this.log.info(
-          { order_id: result.order.id, proof_key: row.proof_key, rail: row.rail, transaction: tx },
+          { order_id: result.order.id, proof: logRef(row.proof_key), rail: row.rail, transaction: tx },
           "x402 order granted",
         );
       }
       const fresh = (await proofStore.get(this.db, row.proof_key)) ?? row;
       return this.purchaseAnswer(result.order, fresh, response, result.created);
     } catch (err) {
+      if (err instanceof Problem && err.code === "tx_already_used") {
+        // Another rail (an approved claim) or another proof already holds this on-chain payment.
+        await proofStore.transition(
+          this.db,
+          row.proof_key,
+          ["settling", "pending_unknown", "reserved", "settled"],
+          "failed",
+          { error_reason: "tx_already_used", error_detail: `Transaction ${tx} already paid for another order.` },
+        );
+        throw err;
+      }
       if (isUniqueViolation(err)) {
         const other = await proofStore.bySettlementTx(this.db, tx);
         if (other && other.proof_key !== row.proof_key) return this.duplicateTx(row, tx);
@@ -887,7 +1044,7 @@ export class X402Service {
           await this.reconcileRow(row, "reconcile");
         } catch (err) {
           if (!(err instanceof Problem))
-            this.log.error({ err, proof_key: row.proof_key }, "x402 reconciliation failed");
+            this.log.error({ err, proof: logRef(row.proof_key) }, "x402 reconciliation failed");
         }
         const after = await proofStore.get(this.db, row.proof_key);
         if (after?.state === "granted") granted++;
@@ -956,4 +1113,17 @@ export class X402Service {
     if (c.status === "failed") return { status: "failed", reason: c.reason, detail: c.detail, transaction: sig };
     return { status: "pending", transaction: sig, detail: c.detail };
   }
+}
+
+function identifierReused(): Problem {
+  return conflict(
+    "payment_identifier_reused",
+    "This payment identifier (or Idempotency-Key) already belongs to another payment proof. Retry that payment with its original proof to get its order, or use a new identifier for a new payment; nothing was charged for this one.",
+  );
+}
+
+/** 503 naming the settings each x402 rail still needs. */
+function notConfigured(config: Config): Problem {
+  const { detail, missing } = x402NotConfiguredDetail(config);
+  return unavailable("x402_not_configured", detail, { missing });
 }

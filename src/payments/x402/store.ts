@@ -29,6 +29,32 @@ export const proofStore = {
       .executeTakeFirst();
   },
 
+  byBuyerKey(db: Executor, hash: string): Promise<PaymentProofRow | undefined> {
+    return db.selectFrom("payment_proofs").selectAll().where("buyer_key_hash", "=", hash).executeTakeFirst();
+  },
+
+  /** One of our own settlements (EIP-3009, Solana): its transaction, pending or done. */
+  ownSettlement(db: Executor, tx: string): Promise<PaymentProofRow | undefined> {
+    const t = tx.toLowerCase();
+    return db
+      .selectFrom("payment_proofs")
+      .selectAll()
+      .where("kind", "!=", "evm_tx")
+      .where((eb) => eb.or([eb("settlement_tx", "=", t), eb("expected_tx", "=", t)]))
+      .executeTakeFirst();
+  },
+
+  /** Whether a settlement of this proof ever reached the chain (a transaction was sent or seen). */
+  async everBroadcast(db: Executor, proofKey: string): Promise<boolean> {
+    const row = await db
+      .selectFrom("settlement_attempts")
+      .select("id")
+      .where("proof_key", "=", proofKey)
+      .where("transaction", "is not", null)
+      .executeTakeFirst();
+    return row !== undefined;
+  },
+
   bySettlementTx(db: Executor, tx: string): Promise<PaymentProofRow | undefined> {
     return db.selectFrom("payment_proofs").selectAll().where("settlement_tx", "=", tx).executeTakeFirst();
   },

@@ -27,8 +27,25 @@ export const TOKEN_2022_PROGRAM = "TokenzQdBNbLqP5VEhdkAS6EPFLC1PHnBqCXEpPxuEb";
 export const COMPUTE_BUDGET_PROGRAM = "ComputeBudget111111111111111111111111111111";
 export const MEMO_PROGRAM = "MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr";
 export const LIGHTHOUSE_PROGRAM = "L2TExMFKdjpN9kozasaurPirfHy9P8sbXoAN1qA3S95";
-/** Reference bound: 5 lamports per compute unit = 5,000,000 micro-lamports. */
+/** Reference bound: 5 lamports per compute unit = 5,000,000 micro-lamports (the setting cannot exceed it). */
 export const MAX_COMPUTE_UNIT_PRICE_MICROLAMPORTS = 5_000_000n;
+/** Signatures a transaction our fee payer co-signs may require (each costs the fee payer 5,000 lamports). */
+export const MAX_REQUIRED_SIGNATURES = 3;
+export const LAMPORTS_PER_SIGNATURE = 5_000;
+
+/** What a sale may cost our fee payer: compute-unit limit and price caps (configurable). */
+export interface SvmFeeCaps {
+  maxComputeUnits: number;
+  maxComputeUnitPrice: number;
+}
+
+/** Worst case the fee payer pays for one sale under the caps, in lamports. */
+export function worstFeeLamports(caps: SvmFeeCaps): number {
+  return (
+    MAX_REQUIRED_SIGNATURES * LAMPORTS_PER_SIGNATURE +
+    Math.ceil((caps.maxComputeUnits * caps.maxComputeUnitPrice) / 1_000_000)
+  );
+}
 
 export interface DecodedSvmTx {
   wire: Uint8Array;
@@ -59,6 +76,7 @@ export async function checkSvmTransaction(
   base64: string,
   req: V2Requirements,
   ourFeePayer: string | undefined,
+  caps: SvmFeeCaps = { maxComputeUnits: 1_400_000, maxComputeUnitPrice: Number(MAX_COMPUTE_UNIT_PRICE_MICROLAMPORTS) },
 ): Promise<{ tx: DecodedSvmTx } | { rejection: Rejection }> {
   let wire: Uint8Array;
   let tx: ReturnType<ReturnType<typeof getTransactionDecoder>["decode"]>;
@@ -91,6 +109,13 @@ export async function checkSvmTransaction(
       "Instruction 1 must be ComputeBudget SetComputeUnitLimit.",
     );
   }
+  const units = new DataView(data(0).buffer, data(0).byteOffset + 1, 4).getUint32(0, true);
+  if (units > caps.maxComputeUnits) {
+    return reject(
+      "invalid_exact_svm_payload_transaction_instructions_compute_limit_too_high",
+      `Compute unit limit ${units} exceeds this service's cap of ${caps.maxComputeUnits} units (at most ${caps.maxComputeUnitPrice} micro-lamports per unit).`,
+    );
+  }
   if (program(1) !== COMPUTE_BUDGET_PROGRAM || data(1)[0] !== 3) {
     return reject(
       "invalid_exact_svm_payload_transaction_instructions_compute_price_instruction",
@@ -101,10 +126,11 @@ export async function checkSvmTransaction(
   if (price === undefined) {
     return reject("invalid_exact_svm_payload_transaction_instructions_compute_price_instruction", "Bad compute price.");
   }
-  if (price > MAX_COMPUTE_UNIT_PRICE_MICROLAMPORTS) {
+  const priceCap = BigInt(Math.min(caps.maxComputeUnitPrice, Number(MAX_COMPUTE_UNIT_PRICE_MICROLAMPORTS)));
+  if (price > priceCap) {
     return reject(
       "invalid_exact_svm_payload_transaction_instructions_compute_price_instruction_too_high",
-      `Compute unit price ${price} micro-lamports exceeds 5 lamports per unit.`,
+      `Compute unit price ${price} micro-lamports exceeds this service's cap of ${priceCap} micro-lamports per unit (and at most ${caps.maxComputeUnits} units).`,
     );
   }
   const tokenProgram = program(2);
@@ -180,6 +206,12 @@ export async function checkSvmTransaction(
     }
     if (missing.length !== 1 || missing[0] !== ourFeePayer) {
       return reject("invalid_exact_svm_payload_signature_invalid", "Every signer other than our fee payer must sign.");
+    }
+    if (Object.keys(signatures).length > MAX_REQUIRED_SIGNATURES) {
+      return reject(
+        "invalid_exact_svm_payload_too_many_signers",
+        `At most ${MAX_REQUIRED_SIGNATURES} signatures (each one is paid by our fee payer).`,
+      );
     }
     // The fee payer must not move funds or sign for the transfer.
     for (const instr of ix) {

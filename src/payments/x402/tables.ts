@@ -37,6 +37,11 @@ export interface PaymentProofRow {
   created_at: string;
   updated_at: string;
   settled_at: string | null;
+  /**
+   * sha256 of the buyer's payment identifier / Idempotency-Key (a secret the chain never sees);
+   * unique. A replay of a granted proof gets its order only with the same secret.
+   */
+  buyer_key_hash: string | null;
 }
 
 export interface SettlementAttemptRow {

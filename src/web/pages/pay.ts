@@ -3,6 +3,7 @@ import { z } from "zod";
 import type { Catalog, Product } from "../../catalog/service.js";
 import type { Config } from "../../config.js";
 import { Problem, problemSchema } from "../../http/problem.js";
+import { emailText, multiLineText, plainText } from "../../http/text.js";
 import type { App } from "../../http/types.js";
 import { cardRailsConfigured } from "../../payments/card/rails.js";
 import type { CardService, SessionStatus } from "../../payments/card/service.js";
@@ -39,7 +40,7 @@ export function payPages(
       schema: {
         summary: "Buy page: /pay?sku=<sku> starts a hosted card checkout (HTML); without sku lists products",
         tags: ["web"],
-        querystring: z.object({ sku: z.string().max(100).optional(), email: z.string().max(254).optional() }),
+        querystring: z.object({ sku: plainText(100).optional(), email: emailText().optional() }),
         response: html,
       },
     },
@@ -83,7 +84,7 @@ ${link ? `<p>Or use the static <a href="${e(link)}">payment link</a>.</p>` : ""}
       schema: {
         summary: "After the hosted checkout: the order and access URL once paid, or why it is still pending (HTML)",
         tags: ["web"],
-        querystring: z.object({ session_id: z.string().max(255).optional() }),
+        querystring: z.object({ session_id: plainText(255).optional() }),
         response: html,
       },
     },
@@ -101,7 +102,7 @@ ${link ? `<p>Or use the static <a href="${e(link)}">payment link</a>.</p>` : ""}
       schema: {
         summary: "Checkout cancelled: the other ways to pay for the sku (HTML)",
         tags: ["web"],
-        querystring: z.object({ sku: z.string().max(100).optional() }),
+        querystring: z.object({ sku: plainText(100).optional() }),
         response: html,
       },
     },
@@ -116,7 +117,12 @@ ${link ? `<p>Or use the static <a href="${e(link)}">payment link</a>.</p>` : ""}
     scope.addContentTypeParser("application/x-www-form-urlencoded", { parseAs: "string" }, (_req, body, done) => {
       done(null, Object.fromEntries(new URLSearchParams(String(body))));
     });
-    const form = z.record(z.string(), z.string().max(2000));
+    // Form fields are one line each, except the billing address (a textarea: CR LF, tab).
+    const line = plainText(2000).optional();
+    const form = z
+      .object({ sku: line, email: line, rail: line, tx: line, company: line, currency: line })
+      .extend({ billing_address: multiLineText(2000).optional() })
+      .catchall(plainText(2000));
 
     scope.post(
       "/pay",

@@ -1,3 +1,4 @@
+import Stripe from "stripe";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { testConfig } from "../../../src/config.js";
 import { cardRailsConfigured, checkoutPaymentMethods } from "../../../src/payments/card/rails.js";
@@ -123,9 +124,42 @@ describe("checkout configuration", () => {
     }
   });
 
-  it("reports payment links configured only with a key, a webhook secret and at least one link", () => {
+  it("without STRIPE_WEBHOOK_SECRET checkout is not configured (no webhook: nothing settles once the buyer leaves) and answers 503 naming it", async () => {
+    expect(cardRailsConfigured(testConfig({ STRIPE_SECRET_KEY: "sk_test_abc" }))).toEqual({
+      checkout: false,
+      paymentLinks: false,
+    });
+    const t = await testApp("sqlite", { STRIPE_SECRET_KEY: "sk_test_abc", STRIPE_API_BASE: "http://127.0.0.1:9" });
+    try {
+      const r = await t.app.inject({
+        method: "POST",
+        url: "/api/checkout",
+        payload: { sku: "zrw-pro", email: "a@example.com" },
+      });
+      expect(r.statusCode).toBe(503);
+      expect(r.json()).toMatchObject({
+        code: "card_rails_not_configured",
+        configured: false,
+        missing: { card_checkout: ["STRIPE_WEBHOOK_SECRET"] },
+      });
+      // local checks first: a bad request is still a 4xx
+      const bad = await t.app.inject({
+        method: "POST",
+        url: "/api/checkout",
+        payload: { sku: "nope", email: "a@example.com" },
+      });
+      expect(bad.statusCode).toBe(404);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it("reports payment links configured only with a key, a webhook secret and at least one link with its id", () => {
     const base = { STRIPE_SECRET_KEY: "sk_test_abc", STRIPE_WEBHOOK_SECRET: "whsec_abc" };
     expect(cardRailsConfigured(testConfig(base))).toEqual({ checkout: true, paymentLinks: false });
+    expect(cardRailsConfigured(testConfig({ ...base, PAYMENT_LINK_ZRW_PRO: "https://buy.stripe.com/test_1" }))).toEqual(
+      { checkout: true, paymentLinks: false },
+    );
     const linked = testConfig({
       ...base,
       PAYMENT_LINK_ZRW_PRO: "https://buy.stripe.com/test_1",
@@ -170,5 +204,64 @@ describe.each(ENGINES)("checkout retries on %s", (engine) => {
     const keys = h.stripe.requests.filter((q) => q.method === "POST").map((q) => q.idempotencyKey);
     expect(keys.at(-1)).toBe(keys.at(-2));
     expect([...h.stripe.sessions.values()].filter((s) => s.customer_email === "crash@example.com")).toHaveLength(1);
+  });
+});
+
+describe("POST /api/stripe/webhook verifies the signature before anything else", () => {
+  const secret = "whsec_signonly";
+  const payload = JSON.stringify({ id: "evt_1", object: "event", type: "checkout.session.completed", data: {} });
+  const signed = (body: string, key = secret) =>
+    Stripe.webhooks.generateTestHeaderString({ payload: body, secret: key });
+
+  it("with the webhook secret but no API key: a bad or missing signature is 400, only a signed event gets 503", async () => {
+    const t = await testApp("sqlite", { STRIPE_WEBHOOK_SECRET: secret });
+    try {
+      const post = (body: string, headers: Record<string, string>) =>
+        t.app.inject({
+          method: "POST",
+          url: "/api/stripe/webhook",
+          headers: { "content-type": "application/json", ...headers },
+          payload: body,
+        });
+      const missing = await post(payload, {});
+      expect(missing.statusCode).toBe(400);
+      expect(missing.json().code).toBe("missing_signature");
+      const wrongSecret = await post(payload, { "stripe-signature": signed(payload, "whsec_other") });
+      expect(wrongSecret.statusCode).toBe(400);
+      expect(wrongSecret.json().code).toBe("bad_signature");
+      const tampered = await post(payload.replace("evt_1", "evt_2"), { "stripe-signature": signed(payload) });
+      expect(tampered.statusCode).toBe(400);
+      expect(tampered.json().code).toBe("bad_signature");
+      const good = await post(payload, { "stripe-signature": signed(payload) });
+      expect(good.statusCode).toBe(503);
+      expect(good.json()).toMatchObject({
+        code: "stripe_webhook_not_configured",
+        missing: { stripe_webhook: ["STRIPE_SECRET_KEY"] },
+      });
+      // nothing was recorded for any of them
+      const events = await t.app.services.db.kysely.selectFrom("webhook_events").selectAll().execute();
+      expect(events).toHaveLength(0);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it("without the webhook secret nothing can be verified: 503 naming it", async () => {
+    const t = await testApp("sqlite", { STRIPE_SECRET_KEY: "sk_test_abc", STRIPE_API_BASE: "http://127.0.0.1:9" });
+    try {
+      const r = await t.app.inject({
+        method: "POST",
+        url: "/api/stripe/webhook",
+        headers: { "content-type": "application/json", "stripe-signature": signed(payload) },
+        payload,
+      });
+      expect(r.statusCode).toBe(503);
+      expect(r.json()).toMatchObject({
+        code: "stripe_webhook_not_configured",
+        missing: { stripe_webhook: ["STRIPE_WEBHOOK_SECRET"] },
+      });
+    } finally {
+      await t.close();
+    }
   });
 });

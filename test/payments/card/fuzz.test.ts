@@ -13,6 +13,7 @@ describe("human-payment routes under generated bad input", () => {
     h = await cardHarness("sqlite", {
       PAY_TO_BASE: "0x4444444444444444444444444444444444444444",
       PAY_TO_SOLANA: "9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin",
+      CONTACT_EMAIL: "ops@lab.test", // manual rails need a contact address (and ADMIN_TOKEN, set by the harness)
     });
   });
   afterAll(async () => h.close());

@@ -10,7 +10,12 @@ describe("operator chain check of an EVM claim (real local chain: anvil + USDC-l
   let t: TestApp;
   beforeAll(async () => {
     chain = await startAnvil();
-    t = await testApp("sqlite", { ADMIN_TOKEN: ADMIN, PAY_TO_BASE: PAY_TO, BASE_RPC_URL: chain.rpcUrl });
+    t = await testApp("sqlite", {
+      ADMIN_TOKEN: ADMIN,
+      CONTACT_EMAIL: "ops@lab.test",
+      PAY_TO_BASE: PAY_TO,
+      BASE_RPC_URL: chain.rpcUrl,
+    });
   }, 120_000);
   afterAll(async () => {
     await t?.close();
@@ -76,6 +81,7 @@ describe("operator chain check of an EVM claim (real local chain: anvil + USDC-l
       rail: "x402_base_usdc",
       amountCents: 7900,
       transactionRef: tx,
+      payment: { chain: "evm", tx },
     });
     const r = await admin(`/api/admin/claims/${id}/approve`);
     expect(r.statusCode).toBe(409);

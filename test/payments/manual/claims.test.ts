@@ -21,8 +21,15 @@ describe("manualRails", () => {
       ["crypto_manual_solana", false],
       ["crypto_manual_evm", false],
       ["crypto_manual_btc", false],
-      ["wire_invoice_ach", true],
+      ["wire_invoice_ach", false],
     ]);
+    // configured means an operator can approve a claim: contact address and admin token, plus the pay-to address
+    expect(none.find((r) => r.id === "wire_invoice_ach")?.missing).toEqual(["CONTACT_EMAIL", "ADMIN_TOKEN"]);
+    const noOperator = manualRails(testConfig({ PAY_TO_BASE, CONTACT_EMAIL: "ops@lab.test" }));
+    expect(noOperator.find((r) => r.id === "crypto_manual_evm")).toMatchObject({
+      configured: false,
+      missing: ["ADMIN_TOKEN"],
+    });
     const rails = manualRails(testConfig(ENV));
     const evm = rails.find((r) => r.id === "crypto_manual_evm");
     expect(evm).toMatchObject({ configured: true, pay_to: PAY_TO_BASE, claim_endpoint: "POST /api/claims" });
@@ -62,33 +69,29 @@ describe.each(ENGINES)("manual claims on %s", (engine) => {
     expect(status.json()).toMatchObject({ state: "submitted", access_url: null });
   });
 
-  it("lets a transaction reference be claimed once (also under concurrent claims)", async () => {
-    const tx = evmTx();
-    expect((await claim({ sku: "sponsor", email: "a@example.com", rail: "crypto_manual_evm", tx })).statusCode).toBe(
-      201,
-    );
-    const twice = await claim({
-      sku: "sponsor",
-      email: "b@example.com",
-      rail: "crypto_manual_evm",
-      tx: tx.toUpperCase().replace("0X", "0x"),
-    });
-    expect(twice.statusCode).toBe(409);
-    expect(twice.json().code).toBe("tx_already_claimed");
-
+  it("lets several claims name one transfer (also concurrently): none blocks another; approving one closes the rest", async () => {
     const sig = solTx();
     const results = await Promise.all(
       Array.from({ length: 8 }, (_, i) =>
         claim({ sku: "donate", email: `r${i}@example.com`, rail: "crypto_manual_solana", tx: sig }),
       ),
     );
-    expect(results.filter((r) => r.statusCode === 201)).toHaveLength(1);
-    expect(results.filter((r) => r.statusCode === 409)).toHaveLength(7);
+    expect(results.map((r) => r.statusCode)).toEqual(Array(8).fill(201));
+    const ids = results.map((r) => r.json().claim_id as string);
+    expect(new Set(ids).size).toBe(8);
+    const approve = await t.app.inject({
+      method: "POST",
+      url: `/api/admin/claims/${ids[3]}/approve`,
+      headers: { authorization: `Bearer ${ADMIN}` },
+      payload: {},
+    });
+    expect(approve.statusCode, approve.body).toBe(200);
     const rows = await t.app.services.db.kysely.selectFrom("claims").selectAll().where("tx_ref", "=", sig).execute();
-    expect(rows).toHaveLength(1);
+    expect(rows.filter((r) => r.state === "approved").map((r) => r.id)).toEqual([ids[3]]);
+    expect(rows.filter((r) => r.state === "closed")).toHaveLength(7);
   });
 
-  it("refuses a transaction that already paid an order on another rail", async () => {
+  it("accepts a claim of a transaction that already paid an order on another rail, but never approves it", async () => {
     const tx = evmTx();
     await t.app.services.orders.grant({
       proofKey: `evm:8453:test:${tx}`,
@@ -96,10 +99,18 @@ describe.each(ENGINES)("manual claims on %s", (engine) => {
       rail: "x402_base_usdc",
       amountCents: 2900,
       transactionRef: tx,
+      payment: { chain: "evm", tx },
     });
     const r = await claim({ sku: "sponsor", email: "a@example.com", rail: "crypto_manual_evm", tx });
-    expect(r.statusCode).toBe(409);
-    expect(r.json().code).toBe("tx_already_used");
+    expect(r.statusCode).toBe(201);
+    const approve = await t.app.inject({
+      method: "POST",
+      url: `/api/admin/claims/${r.json().claim_id}/approve`,
+      headers: { authorization: `Bearer ${ADMIN}` },
+      payload: {},
+    });
+    expect(approve.statusCode).toBe(409);
+    expect(approve.json().code).toBe("tx_already_used");
   });
 
   it("answers 4xx problems for bad claims", async () => {

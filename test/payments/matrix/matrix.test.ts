@@ -4,18 +4,25 @@ import { testConfig } from "../../../src/config.js";
 import { RAIL_IDS } from "../../../src/payments/matrix/schemas.js";
 import { configuredFlags, type HasRoute, paymentsMatrix } from "../../../src/payments/matrix/service.js";
 import { type TestApp, testApp } from "../../support/app.js";
+import { BASE_SETTLEMENT, MANUAL_SETTLEMENT, SOLANA_SETTLEMENT } from "../../support/rails.js";
 
 const PAY_TO_BASE = "0x1111111111111111111111111111111111111111";
 const PAY_TO_SOLANA = "9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM";
 
-/** The spec's example deployment: every setting its table assumes (no BTC address, no redirect-link provider). */
+/**
+ * The spec's example deployment: every setting its table assumes (no BTC address, no redirect-link
+ * provider), complete enough that each rail marked true can settle (placeholders, nothing funded).
+ */
 const SPEC_EXAMPLE = {
   STRIPE_SECRET_KEY: "sk_test_example",
   STRIPE_WEBHOOK_SECRET: "whsec_example",
   PAYMENT_LINK_ZRW_PRO: "https://buy.stripe.com/test_zrw_pro",
+  PAYMENT_LINK_ID_ZRW_PRO: "plink_example",
   PAY_TO_BASE,
+  ...BASE_SETTLEMENT,
   PAY_TO_SOLANA,
-  CONTACT_EMAIL: "pay@lab.test",
+  ...SOLANA_SETTLEMENT,
+  ...MANUAL_SETTLEMENT,
 };
 
 /** The spec's table "Payment rail record (payments matrix)", in its order. */
@@ -55,6 +62,11 @@ describe("GET /api/payments with the spec's example configuration", () => {
     expect(m.rails.map((r) => [r.id, r.audience, r.configured])).toEqual(SPEC_TABLE);
     expect(m.configured_rails).toEqual(SPEC_TABLE.filter(([, , c]) => c).map(([id]) => id));
     expect(m.missing_or_optional).toEqual(["crypto_manual_btc", "redirect_link_checkout"]);
+  });
+
+  it("gives every rail the settings it still misses (none for a configured rail)", () => {
+    for (const r of m.rails) expect(r.missing.length === 0, r.id).toBe(r.configured);
+    expect(m.rails.find((r) => r.id === "crypto_manual_btc")?.missing).toEqual(["PAY_TO_BTC"]);
   });
 
   it("gives every rail id, name, audience, configured, note and how", () => {
@@ -222,12 +234,14 @@ describe("GET /api/payments with an empty configuration", () => {
     await t.close();
   });
 
-  it("marks every rail unconfigured except wire invoices, which the claims API accepts without a contact address", async () => {
+  it("marks every rail unconfigured, each with the settings it misses", async () => {
     const m = await getMatrix(t);
-    const claimsServed = t.app.services.routes.allowedMethods("/api/claims").includes("POST");
-    const expected = Object.fromEntries(RAIL_IDS.map((id) => [id, id === "wire_invoice_ach" && claimsServed]));
-    expect(Object.fromEntries(m.rails.map((r) => [r.id, r.configured]))).toEqual(expected);
-    expect(m.configured_rails).toEqual(claimsServed ? ["wire_invoice_ach"] : []);
+    expect(Object.fromEntries(m.rails.map((r) => [r.id, r.configured]))).toEqual(
+      Object.fromEntries(RAIL_IDS.map((id) => [id, false])),
+    );
+    expect(m.configured_rails).toEqual([]);
+    expect(m.rails.every((r) => r.missing.length > 0)).toBe(true);
+    expect(m.rails.find((r) => r.id === "wire_invoice_ach")?.missing).toEqual(["CONTACT_EMAIL", "ADMIN_TOKEN"]);
     for (const r of m.rails) {
       if (r.kind === "x402" || r.kind === "crypto_manual") {
         expect(r.payTo, r.id).toBeNull();
@@ -248,39 +262,42 @@ describe("configuredFlags follows each setting", () => {
       .map(([k]) => k)
       .sort();
 
-  it("maps settings to rails", () => {
-    expect(on({})).toEqual(["wire_invoice_ach"]);
+  it("maps settings to rails: a rail is on only when it can settle", () => {
+    expect(on({})).toEqual([]);
     expect(on({}, none)).toEqual([]);
-    expect(on({ PAY_TO_BASE })).toEqual(["crypto_manual_evm", "suite_metered", "wire_invoice_ach", "x402_base_usdc"]);
-    expect(on({ PAY_TO_SOLANA })).toEqual([
-      "crypto_manual_solana",
-      "suite_metered",
+    // a pay-to address alone configures nothing
+    expect(on({ PAY_TO_BASE })).toEqual([]);
+    expect(on({ PAY_TO_SOLANA })).toEqual([]);
+    expect(on({ PAY_TO_BASE, ...BASE_SETTLEMENT })).toEqual(["suite_metered", "x402_base_usdc"]);
+    expect(on({ PAY_TO_SOLANA, ...SOLANA_SETTLEMENT })).toEqual(["suite_metered", "x402_solana_usdc"]);
+    expect(on(MANUAL_SETTLEMENT)).toEqual(["wire_invoice_ach"]);
+    expect(on({ PAY_TO_BASE, ...MANUAL_SETTLEMENT })).toEqual(["crypto_manual_evm", "wire_invoice_ach"]);
+    expect(on({ PAY_TO_BTC: "bc1qexampleaddress", ...MANUAL_SETTLEMENT })).toEqual([
+      "crypto_manual_btc",
       "wire_invoice_ach",
-      "x402_solana_usdc",
     ]);
-    expect(on({ PAY_TO_BTC: "bc1qexampleaddress" })).toEqual(["crypto_manual_btc", "wire_invoice_ach"]);
-    expect(on({ STRIPE_SECRET_KEY: "sk_test_x" })).toEqual(["card_checkout", "suite_metered", "wire_invoice_ach"]);
+    expect(on({ STRIPE_SECRET_KEY: "sk_test_x" })).toEqual([]);
+    expect(on({ STRIPE_SECRET_KEY: "sk_test_x", STRIPE_WEBHOOK_SECRET: "whsec_x" })).toEqual([
+      "card_checkout",
+      "suite_metered",
+    ]);
     expect(
       on({
         STRIPE_SECRET_KEY: "sk_test_x",
         STRIPE_WEBHOOK_SECRET: "whsec_x",
         PAYMENT_LINK_DONATE: "https://buy.stripe.com/d",
+        PAYMENT_LINK_ID_DONATE: "plink_d",
       }),
-    ).toEqual(["card_checkout", "card_payment_link", "suite_metered", "wire_invoice_ach"]);
+    ).toEqual(["card_checkout", "card_payment_link", "suite_metered"]);
   });
 
-  it("needs a way to claim before manual rails count: the claims API or a contact address", () => {
-    expect(on({ PAY_TO_SOLANA }, none)).toEqual(["suite_metered", "x402_solana_usdc"]);
-    expect(on({ PAY_TO_SOLANA, CONTACT_EMAIL: "pay@lab.test" }, none)).toEqual([
-      "crypto_manual_solana",
-      "suite_metered",
-      "wire_invoice_ach",
-      "x402_solana_usdc",
-    ]);
+  it("needs a contact address and an operator before manual rails count, whatever routes are served", () => {
+    expect(on({ PAY_TO_SOLANA, CONTACT_EMAIL: "pay@lab.test" })).toEqual([]);
+    expect(on({ PAY_TO_SOLANA, ...MANUAL_SETTLEMENT }, none)).toEqual(["crypto_manual_solana", "wire_invoice_ach"]);
   });
 
   it("never configures the redirect-link rail", () => {
-    const all = { ...SPEC_EXAMPLE, PAY_TO_BTC: "bc1qexampleaddress" };
+    const all: Record<string, string> = { ...SPEC_EXAMPLE, PAY_TO_BTC: "bc1qexampleaddress" };
     expect(configuredFlags(testConfig(all), withClaims).redirect_link_checkout).toBe(false);
     expect(on(all)).toEqual([...RAIL_IDS].filter((id) => id !== "redirect_link_checkout").sort());
   });
@@ -312,7 +329,7 @@ describe("configuredFlags follows each setting", () => {
     expect(m.rails.every((r) => r.endpoints.length === 0)).toBe(true);
     expect(m.rails.every((r) => (r.claim_api ?? null) === null)).toBe(true);
     const withContact = paymentsMatrix({
-      config: testConfig({ PAY_TO_BASE, CONTACT_EMAIL: "pay@lab.test" }),
+      config: testConfig({ PAY_TO_BASE, ...MANUAL_SETTLEMENT }),
       catalog: new Catalog(),
       hasRoute: none,
     });

@@ -12,11 +12,22 @@ import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Db } from "../../../src/db/database.js";
 import type { App } from "../../../src/http/types.js";
+import { paymentIdentifierClientExtension } from "../../../src/payments/x402/buyer.js";
 import { TRANSFER_WITH_AUTHORIZATION_TYPES } from "../../../src/payments/x402/evm.js";
 import { type EvmChain, startAnvil } from "../../support/chains/evm.js";
 import { startHttpFacilitator, type TestFacilitator } from "../../support/chains/facilitator.js";
 import { ENGINES, freshDatabase } from "../../support/databases.js";
-import { appOn, b64json, countRows, evmKey, paymentRequired, paymentResponse } from "./helpers.js";
+import {
+  appOn,
+  b64json,
+  countRows,
+  evmKey,
+  expectNoOrderData,
+  paymentId,
+  paymentRequired,
+  paymentResponse,
+  signedTxHeader,
+} from "./helpers.js";
 
 const BASE_USDC = "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913" as const;
 const GAO = "1000000";
@@ -35,6 +46,7 @@ const env = (extra: Record<string, string> = {}) => ({
   PAY_TO_BASE: seller,
   BASE_RPC_URL: chain.rpcUrl,
   X402_EVM_FACILITATOR_KEY: gasKey,
+  CONTACT_EMAIL: "ops@lab.test",
   ...extra,
 });
 
@@ -42,19 +54,24 @@ async function post(app: App, body: unknown, headers: Record<string, string> = {
   return app.inject({ method: "POST", url: "/api/x402-products", headers, payload: body as object });
 }
 
-/** The official v2 client, unchanged: x402Client + ExactEvmScheme over a viem local account. */
-function stockClient(key: Hex) {
+/**
+ * The official v2 client, unchanged: x402Client + ExactEvmScheme over a viem local account; with
+ * `id`, the payment-identifier extension registered (what lets it prove it is the buyer on a retry).
+ */
+function stockClient(key: Hex, id?: string) {
   const account = privateKeyToAccount(key);
-  return new x402Client().register(
+  const client = new x402Client().register(
     "eip155:*",
     new ExactEvmScheme(toClientEvmSigner(account, chain.publicClient as never)),
   );
+  if (id) client.registerExtension(paymentIdentifierClientExtension(id) as never);
+  return client;
 }
 
-async function payHeader(app: App, key: Hex, body: unknown): Promise<string> {
+async function payHeader(app: App, key: Hex, body: unknown, id?: string): Promise<string> {
   const challenge = await post(app, body);
   expect(challenge.statusCode).toBe(402);
-  const payload = await stockClient(key).createPaymentPayload(paymentRequired(challenge.headers));
+  const payload = await stockClient(key, id).createPaymentPayload(paymentRequired(challenge.headers));
   return encodePaymentSignatureHeader(payload);
 }
 
@@ -222,9 +239,9 @@ describe.each(ENGINES)("x402 on Base (anvil, chain 8453) — %s", (engine) => {
     expect(await chain.balanceOf(buyer.address)).toBe(3_000_000n);
   });
 
-  it("§7.9/§7.10 replay with the same body → same order, no second transfer; another body → 409", async () => {
+  it("§7.9/§7.10 replay with the same body and payment identifier → same order, no second transfer; another body → 409", async () => {
     const buyer = await chain.newBuyer(5_000_000n);
-    const header = await payHeader(app, buyer.key, { sku: "gao", email: "a@example.com" });
+    const header = await payHeader(app, buyer.key, { sku: "gao", email: "a@example.com" }, paymentId());
     const first = await post(app, { sku: "gao", email: "a@example.com" }, { "PAYMENT-SIGNATURE": header });
     expect(first.statusCode).toBe(200);
     const transfers = await chain.transfersTo(seller);
@@ -238,6 +255,7 @@ describe.each(ENGINES)("x402 on Base (anvil, chain 8453) — %s", (engine) => {
     expect(other.statusCode).toBe(409);
     expect(other.headers["content-type"]).toMatch(/problem\+json/);
     expect(other.json().code).toBe("payment_proof_already_used");
+    expectNoOrderData(other.body);
     const otherBody = await post(app, { sku: "gao", email: "b@example.com" }, { "PAYMENT-SIGNATURE": header });
     expect(otherBody.statusCode).toBe(409);
     expect(await countRows(app, "orders")).toBe(ordersBefore);
@@ -247,7 +265,7 @@ describe.each(ENGINES)("x402 on Base (anvil, chain 8453) — %s", (engine) => {
 
   it("§7.11 20 concurrent requests with one proof → exactly one order and one on-chain transfer", async () => {
     const buyer = await chain.newBuyer(5_000_000n);
-    const header = await payHeader(app, buyer.key, { sku: "gao" });
+    const header = await payHeader(app, buyer.key, { sku: "gao" }, paymentId());
     const transfers = await chain.transfersTo(seller);
     const ordersBefore = await countRows(app, "orders");
     const results = await Promise.all(
@@ -269,33 +287,47 @@ describe.each(ENGINES)("x402 on Base (anvil, chain 8453) — %s", (engine) => {
     expect(orderIds.has(later.json().order_id)).toBe(true);
   });
 
-  it("Base transaction-hash proof: a confirmed USDC transfer to payTo buys once; its replay is the same order", async () => {
+  it("Base transaction-hash proof signed by its sender: buys once; its replay with the same Idempotency-Key is the same order", async () => {
     const buyer = await chain.newBuyer(30_000_000n);
     const hash = await chain.transfer(buyer.key, seller, 29_000_000n);
-    const res = await post(app, { sku: "sponsor" }, { "X-PAYMENT": hash });
+    // a bare hash proves nothing: 402 saying what the sender must sign
+    const bare = await post(app, { sku: "sponsor" }, { "X-PAYMENT": hash });
+    expect(bare.statusCode).toBe(402);
+    expect(bare.json().code).toBe("transaction_proof_signature_required");
+    expect(bare.json().sign.eip191_message).toContain(hash);
+    expect(bare.json().sign.eip191_message).toContain("sponsor");
+    const key = { "Idempotency-Key": paymentId() };
+    const signed = await signedTxHeader(buyer.key, hash, "sponsor");
+    const res = await post(app, { sku: "sponsor" }, { "X-PAYMENT": signed, ...key });
     expect(res.statusCode, res.body).toBe(200);
     expect(res.json().transaction).toBe(hash);
-    const again = await post(
-      app,
-      { sku: "sponsor" },
-      { "X-PAYMENT": b64json({ x402Version: 1, scheme: "exact", network: "base", payload: { transaction: hash } }) },
-    );
+    const again = await post(app, { sku: "sponsor" }, { "X-PAYMENT": signed, ...key });
     expect(again.json().order_id).toBe(res.json().order_id);
+    // the same proof without the buyer's key: no order data
+    const stranger = await post(app, { sku: "sponsor" }, { "X-PAYMENT": signed });
+    expect(stranger.statusCode).toBe(409);
+    expect(stranger.json().code).toBe("payment_already_redeemed");
+    expectNoOrderData(stranger.body);
     // the same transfer cannot pay for another sku
-    const reuse = await post(app, { sku: "donate" }, { "X-PAYMENT": hash });
+    const reuse = await post(app, { sku: "donate" }, { "X-PAYMENT": await signedTxHeader(buyer.key, hash, "donate") });
     expect(reuse.statusCode).toBe(409);
     expect(reuse.json().code).toBe("payment_proof_already_used");
     // a transfer of another amount is refused with the reason
     const short = await chain.transfer(buyer.key, seller, 500_000n);
-    const wrong = await post(app, { sku: "donate" }, { "X-PAYMENT": short });
+    const wrong = await post(app, { sku: "donate" }, { "X-PAYMENT": await signedTxHeader(buyer.key, short, "donate") });
     expect(wrong.statusCode).toBe(402);
     expect(wrong.json().code).toBe("invalid_transfer_amount_mismatch");
-    const unknown = await post(app, { sku: "donate" }, { "X-PAYMENT": `0x${"12".repeat(32)}` });
+    const none = `0x${"12".repeat(32)}` as const;
+    const unknown = await post(
+      app,
+      { sku: "donate" },
+      { "X-PAYMENT": await signedTxHeader(buyer.key, none, "donate") },
+    );
     expect(unknown.statusCode).toBe(402);
     expect(unknown.json().code).toBe("invalid_transaction_not_found");
   });
 
-  it("a transfer already claimed on the manual EVM rail cannot also buy through x402 (409 tx_already_used)", async () => {
+  it("an open claim of a transfer does not block its payer's x402 purchase; the approved claim is then refused (one payment, one order)", async () => {
     const buyer = await chain.newBuyer(30_000_000n);
     const hash = await chain.transfer(buyer.key, seller, 29_000_000n);
     const claim = await app.inject({
@@ -309,27 +341,38 @@ describe.each(ENGINES)("x402 on Base (anvil, chain 8453) — %s", (engine) => {
       },
     });
     expect(claim.statusCode, claim.body).toBeLessThan(300);
-    const res = await post(app, { sku: "sponsor" }, { "X-PAYMENT": hash });
-    expect(res.statusCode, res.body).toBe(409);
-    expect(res.json().code).toBe("tx_already_used");
+    const res = await post(app, { sku: "sponsor" }, { "X-PAYMENT": await signedTxHeader(buyer.key, hash, "sponsor") });
+    expect(res.statusCode, res.body).toBe(200);
+    const approve = await app.inject({
+      method: "POST",
+      url: `/api/admin/claims/${claim.json().claim_id}/approve`,
+      headers: { authorization: "Bearer admin-token-0123456789" },
+      payload: {},
+    });
+    expect(approve.statusCode, approve.body).toBe(409);
+    expect(approve.json().code).toBe("tx_already_used");
     const orders = await app.services.db.kysely
       .selectFrom("orders")
       .selectAll()
       .where("transaction_ref", "=", hash)
       .execute();
-    expect(orders).toHaveLength(0);
+    expect(orders).toHaveLength(1);
   });
 
-  it("§7.12 a distinct proof whose settlement transaction is already recorded is refused (unique settlement_tx)", async () => {
+  it("§7.12 our own EIP-3009 settlement's hash is never a transaction-hash proof", async () => {
     const buyer = await chain.newBuyer(5_000_000n);
     const header = await payHeader(app, buyer.key, { sku: "gao" });
     const paid = await post(app, { sku: "gao" }, { "PAYMENT-SIGNATURE": header });
     expect(paid.statusCode).toBe(200);
     const orders = await countRows(app, "orders");
-    // The EIP-3009 settlement's own transaction hash, presented as a transfer proof, is another proof key…
-    const res = await post(app, { sku: "gao" }, { "X-PAYMENT": paid.json().transaction });
+    const tx = paid.json().transaction as Hex;
+    const unsigned = await post(app, { sku: "gao" }, { "X-PAYMENT": tx });
+    expect(unsigned.statusCode).toBe(402);
+    // even signed by the buyer itself: the settlement belongs to the x402 payment that made it
+    const res = await post(app, { sku: "gao" }, { "X-PAYMENT": await signedTxHeader(buyer.key, tx, "gao-entry") });
     expect(res.statusCode).toBe(409);
-    expect(res.json().code).toBe("settlement_transaction_already_used");
+    expect(res.json().code).toBe("own_settlement_transaction");
+    expectNoOrderData(res.body);
     expect(await countRows(app, "orders")).toBe(orders);
   });
 });
@@ -430,7 +473,7 @@ describe("x402 on Base: refusals, timeouts, crashes, facilitators", () => {
     const slow = await appOn(db, env({ X402_SETTLE_TIMEOUT_SECONDS: "1" }));
     try {
       const buyer = await chain.newBuyer(5_000_000n);
-      const header = await payHeader(slow, buyer.key, { sku: "gao" });
+      const header = await payHeader(slow, buyer.key, { sku: "gao" }, paymentId());
       await chain.setAutomine(false);
       let res: Awaited<ReturnType<typeof post>>;
       try {
@@ -472,7 +515,7 @@ describe("x402 on Base: refusals, timeouts, crashes, facilitators", () => {
     const slow = await appOn(db, env({ X402_SETTLE_TIMEOUT_SECONDS: "1" }));
     try {
       const buyer = await chain.newBuyer(5_000_000n);
-      const header = await payHeader(slow, buyer.key, { sku: "gao" });
+      const header = await payHeader(slow, buyer.key, { sku: "gao" }, paymentId());
       await chain.setAutomine(false);
       try {
         expect((await post(slow, { sku: "gao" }, { "X-PAYMENT": header })).statusCode).toBe(202);
@@ -492,7 +535,7 @@ describe("x402 on Base: refusals, timeouts, crashes, facilitators", () => {
     const { db: crashDb } = await freshDatabase("sqlite");
     const first = await appOn(crashDb, env());
     const buyer = await chain.newBuyer(5_000_000n);
-    const header = await payHeader(first, buyer.key, { sku: "gao", note: "agent:crashy" });
+    const header = await payHeader(first, buyer.key, { sku: "gao", note: "agent:crashy" }, paymentId());
     first.services.x402.hooks.afterSettle = async () => {
       throw new Error("simulated crash after settlement");
     };
@@ -527,18 +570,23 @@ describe("x402 on Base: refusals, timeouts, crashes, facilitators", () => {
         return hash;
       };
       const fresh = await pay();
-      const early = await post(deep, { sku: "gao" }, { "X-PAYMENT": fresh });
+      const proof = await signedTxHeader(buyer.key, fresh, "gao-entry");
+      const early = await post(deep, { sku: "gao" }, { "X-PAYMENT": proof });
       expect(early.statusCode).toBe(202);
       expect(early.json().code).toBe("transaction_not_confirmed");
       expect(early.headers["retry-after"]).toBeTruthy();
       await chain.mine(2);
-      const ok = await post(deep, { sku: "gao" }, { "X-PAYMENT": fresh });
+      const ok = await post(deep, { sku: "gao" }, { "X-PAYMENT": proof });
       expect(ok.statusCode, ok.body).toBe(200);
 
       const old = await pay();
       await chain.rpc("evm_increaseTime", [120]);
       await chain.mine(3);
-      const stale = await post(deep, { sku: "gao" }, { "X-PAYMENT": old });
+      const stale = await post(
+        deep,
+        { sku: "gao" },
+        { "X-PAYMENT": await signedTxHeader(buyer.key, old, "gao-entry") },
+      );
       expect(stale.statusCode).toBe(402);
       expect(stale.json().code).toBe("invalid_transaction_too_old");
     } finally {

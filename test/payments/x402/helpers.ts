@@ -12,6 +12,8 @@ import { buildApp } from "../../../src/app.js";
 import { testConfig } from "../../../src/config.js";
 import type { Db } from "../../../src/db/database.js";
 import type { App } from "../../../src/http/types.js";
+import { txHashProofMessage } from "../../../src/payments/x402/tx-hash-proof.js";
+import { dataDirOf } from "../../support/databases.js";
 
 /** A Solana key pair plus its base58 64-byte secret (the X402_SVM_FEE_PAYER_KEY format). */
 export async function solanaKey(): Promise<{ signer: KeyPairSigner; secret: string }> {
@@ -43,8 +45,15 @@ export const b64json = (v: unknown) => Buffer.from(JSON.stringify(v)).toString("
 
 /** Builds the whole app on an existing database (to simulate a restart on the same data). */
 export async function appOn(db: Db, env: Record<string, string>): Promise<App> {
+  // The database's own temporary DATA_DIR: its secrets.json (the service keys) survives the restart.
+  const dataDir = dataDirOf(db);
   return buildApp({
-    config: testConfig({ BASE_URL: "http://lab.test", ADMIN_TOKEN: "admin-token-0123456789", ...env }),
+    config: testConfig({
+      BASE_URL: "http://lab.test",
+      ADMIN_TOKEN: "admin-token-0123456789",
+      ...(dataDir ? { DATA_DIR: dataDir } : {}),
+      ...env,
+    }),
     db,
   });
 }
@@ -55,4 +64,36 @@ export async function countRows(app: App, table: "orders" | "payment_proofs"): P
     .select((eb) => eb.fn.countAll<number | string>().as("n"))
     .executeTakeFirstOrThrow();
   return Number(r.n);
+}
+
+/** A fresh x402 payment identifier (what a careful client keeps to prove it is the buyer). */
+export function paymentId(): string {
+  return `pay_${randomBytes(16).toString("hex")}`;
+}
+
+/**
+ * A Base transaction-hash proof signed by the transfer's sender (EIP-191 over the statement the
+ * service defines), as the X-PAYMENT value.
+ */
+export async function signedTxHeader(
+  key: `0x${string}`,
+  hash: `0x${string}`,
+  sku: string,
+  resource = "http://lab.test/api/x402-products",
+): Promise<string> {
+  const signature = await privateKeyToAccount(key).signMessage({
+    message: txHashProofMessage({ hash, chainId: 8453, resource, item: sku }),
+  });
+  return b64json({
+    x402Version: 2,
+    accepted: { scheme: "exact", network: "eip155:8453" },
+    payload: { transaction: hash, signature },
+  });
+}
+
+/** Only what a stranger could read back from a successful purchase answer: no order data. */
+export function expectNoOrderData(body: string): void {
+  for (const field of ["order_id", "access_url", "license_key", "ord_", "/access/"]) {
+    if (body.includes(field)) throw new Error(`answer leaks order data (${field}): ${body.slice(0, 300)}`);
+  }
 }

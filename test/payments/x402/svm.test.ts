@@ -1,22 +1,4 @@
-import { randomBytes } from "node:crypto";
-import {
-  type Address,
-  address,
-  appendTransactionMessageInstructions,
-  createNoopSigner,
-  createTransactionMessage,
-  generateKeyPairSigner,
-  getBase64EncodedWireTransaction,
-  type Instruction,
-  type KeyPairSigner,
-  partiallySignTransactionMessageWithSigners,
-  pipe,
-  setTransactionMessageFeePayerSigner,
-  setTransactionMessageLifetimeUsingBlockhash,
-  signTransactionMessageWithSigners,
-} from "@solana/kit";
-import { getSetComputeUnitLimitInstruction, getSetComputeUnitPriceInstruction } from "@solana-program/compute-budget";
-import { getTransferCheckedInstruction } from "@solana-program/token";
+import { address, generateKeyPairSigner, type Instruction, type KeyPairSigner } from "@solana/kit";
 import { x402Client } from "@x402/core/client";
 import { x402Facilitator } from "@x402/core/facilitator";
 import { encodePaymentSignatureHeader } from "@x402/core/http";
@@ -26,13 +8,24 @@ import { ExactSvmScheme as SvmFacilitatorScheme } from "@x402/svm/exact/facilita
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Db } from "../../../src/db/database.js";
 import type { App } from "../../../src/http/types.js";
+import { paymentIdentifierClientExtension } from "../../../src/payments/x402/buyer.js";
 import { startHttpFacilitator } from "../../support/chains/facilitator.js";
 import { type SvmChain, startLiteSvm } from "../../support/chains/svm.js";
+import { buildSvmTx, type SvmTxOpts } from "../../support/chains/svm-tx.js";
 import { ENGINES, freshDatabase } from "../../support/databases.js";
-import { appOn, b64json, countRows, paymentRequired, paymentResponse, solanaKey } from "./helpers.js";
+import {
+  appOn,
+  b64json,
+  countRows,
+  expectNoOrderData,
+  paymentId,
+  paymentRequired,
+  paymentResponse,
+  solanaKey,
+} from "./helpers.js";
 
 const SOL_CAIP2 = "solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp";
-const MEMO = address("MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr");
+const _MEMO = address("MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr");
 
 let chain: SvmChain;
 let feePayer: { signer: KeyPairSigner; secret: string };
@@ -57,66 +50,17 @@ const env = (extra: Record<string, string> = {}) => ({
 const post = (app: App, body: unknown, headers: Record<string, string> = {}) =>
   app.inject({ method: "POST", url: "/api/x402-products", headers, payload: body as object });
 
-/** The official v2 SVM client, unchanged. */
-async function stockPayment(app: App, buyer: KeyPairSigner, body: unknown): Promise<string> {
+/** The official v2 SVM client, unchanged (with `id`: the payment-identifier extension registered). */
+async function stockPayment(app: App, buyer: KeyPairSigner, body: unknown, id?: string): Promise<string> {
   const challenge = await post(app, body);
   expect(challenge.statusCode).toBe(402);
   const client = new x402Client().register("solana:*", new ExactSvmScheme(buyer, { rpcUrl: chain.rpcUrl }));
+  if (id) client.registerExtension(paymentIdentifierClientExtension(id) as never);
   return encodePaymentSignatureHeader(await client.createPaymentPayload(paymentRequired(challenge.headers)));
 }
 
-interface TxOpts {
-  amount?: bigint;
-  mint?: Address;
-  destination?: Address;
-  extra?: Instruction[];
-  microLamports?: bigint;
-  /** Fee payer address for a partially signed tx; omitted = the buyer pays and signs everything. */
-  feePayer?: Address;
-}
-
 /** A hand-built x402 exact transaction (for the negative cases and the fully signed path). */
-async function buildTx(buyer: KeyPairSigner, o: TxOpts = {}): Promise<string> {
-  const mint = o.mint ?? chain.mint;
-  const transfer = getTransferCheckedInstruction({
-    source: await chain.ata(buyer.address),
-    mint,
-    destination: o.destination ?? (await chain.ata(seller.address)),
-    authority: buyer,
-    amount: o.amount ?? 1_000_000n,
-    decimals: 6,
-  });
-  const memo: Instruction = {
-    programAddress: MEMO,
-    accounts: [],
-    data: new TextEncoder().encode(randomBytes(16).toString("hex")),
-  };
-  const blockhash = chain.svm.latestBlockhash();
-  const msg = pipe(
-    createTransactionMessage({ version: 0 }),
-    (m) => setTransactionMessageFeePayerSigner(o.feePayer ? createNoopSigner(o.feePayer) : buyer, m),
-    (m) =>
-      setTransactionMessageLifetimeUsingBlockhash(
-        { blockhash: blockhash as never, lastValidBlockHeight: 10_000_000n },
-        m,
-      ),
-    (m) =>
-      appendTransactionMessageInstructions(
-        [
-          getSetComputeUnitLimitInstruction({ units: 20_000 }),
-          getSetComputeUnitPriceInstruction({ microLamports: o.microLamports ?? 1n }),
-          transfer,
-          memo,
-          ...(o.extra ?? []),
-        ],
-        m,
-      ),
-  );
-  const signed = o.feePayer
-    ? await partiallySignTransactionMessageWithSigners(msg)
-    : await signTransactionMessageWithSigners(msg);
-  return getBase64EncodedWireTransaction(signed);
-}
+const buildTx = (buyer: KeyPairSigner, o: SvmTxOpts = {}) => buildSvmTx(chain, buyer, seller.address, o);
 
 const svmHeader = (transaction: string, amount = "1000000") =>
   b64json({
@@ -163,14 +107,20 @@ describe.each(ENGINES)("x402 on Solana (LiteSVM, mainnet USDC mint) — %s", (en
     expect(access.statusCode).toBe(200);
   });
 
-  it("§7.9/§7.10 replay → same order, no second transfer; another sku → 409", async () => {
+  it("§7.9/§7.10 replay with the payment identifier → same order, no second transfer; without → 409; another sku → 409", async () => {
     const buyer = await chain.newFunded(5_000_000n);
-    const header = await stockPayment(app, buyer, { sku: "gao" });
+    const header = await stockPayment(app, buyer, { sku: "gao" }, paymentId());
     const first = await post(app, { sku: "gao" }, { "X-PAYMENT": header });
     expect(first.statusCode).toBe(200);
     const landed = chain.landed();
     const again = await post(app, { sku: "gao" }, { "PAYMENT-SIGNATURE": header });
     expect(again.json().order_id).toBe(first.json().order_id);
+    const bare = JSON.parse(Buffer.from(header, "base64").toString());
+    delete bare.extensions;
+    const stranger = await post(app, { sku: "gao" }, { "PAYMENT-SIGNATURE": b64json(bare) });
+    expect(stranger.statusCode).toBe(409);
+    expect(stranger.json().code).toBe("payment_already_redeemed");
+    expectNoOrderData(stranger.body);
     const other = await post(app, { sku: "sponsor" }, { "PAYMENT-SIGNATURE": header });
     expect(other.statusCode).toBe(409);
     expect(other.json().code).toBe("payment_proof_already_used");
@@ -180,7 +130,7 @@ describe.each(ENGINES)("x402 on Solana (LiteSVM, mainnet USDC mint) — %s", (en
 
   it("§7.11 20 concurrent requests with one proof → one order, one on-chain transfer", async () => {
     const buyer = await chain.newFunded(5_000_000n);
-    const header = await stockPayment(app, buyer, { sku: "gao" });
+    const header = await stockPayment(app, buyer, { sku: "gao" }, paymentId());
     const landed = chain.landed();
     const orders = await countRows(app, "orders");
     const results = await Promise.all(
@@ -276,33 +226,29 @@ describe("x402 on Solana: refusals, fully signed transactions, timeouts", () => 
       network: "solana-mainnet-beta",
       payload: { transaction: tx },
     });
-    const res = await post(app, { sku: "gao" }, { "X-PAYMENT": v1 });
+    const key = { "Idempotency-Key": paymentId() };
+    const res = await post(app, { sku: "gao" }, { "X-PAYMENT": v1, ...key });
     expect(res.statusCode, res.body).toBe(200);
     expect(await chain.usdcBalance(buyer.address)).toBe(4_000_000n);
-    const replay = await post(app, { sku: "gao" }, { "X-PAYMENT": v1 });
+    const replay = await post(app, { sku: "gao" }, { "X-PAYMENT": v1, ...key });
     expect(replay.json().order_id).toBe(res.json().order_id);
   });
 
-  it("without a fee-payer key: no extra.feePayer, the challenge says so, only fully signed transactions are accepted", async () => {
+  it("without a fee payer the Solana rail is not offered: 503 naming the missing setting, nothing charged", async () => {
     const { db: d2 } = await freshDatabase("sqlite");
     const plain = await appOn(d2, { PAY_TO_SOLANA: seller.address, SOLANA_RPC_URL: chain.rpcUrl });
     try {
-      const challenge = (await post(plain, { sku: "gao" })).json();
-      expect(challenge.accepts[0].extra).toEqual({});
-      expect(challenge.accepts[0].description).toContain("fully signed by the payer");
-      const discovery = await plain.inject({ method: "GET", url: "/.well-known/x402" });
-      expect(discovery.json().instructions).toContain("fully signed by the payer");
+      const challenge = await post(plain, { sku: "gao" });
+      expect(challenge.statusCode).toBe(503);
+      expect(challenge.json().code).toBe("x402_not_configured");
+      expect(challenge.json().missing.x402_solana_usdc.join(" ")).toContain("X402_SVM_FEE_PAYER_KEY");
       const buyer = await chain.newFunded(5_000_000n);
-      const partial = await post(
-        plain,
-        { sku: "gao" },
-        { "X-PAYMENT": svmHeader(await buildTx(buyer, { feePayer: feePayer.signer.address })) },
-      );
-      expect(partial.statusCode).toBe(402);
-      expect(partial.json().code).toBe("invalid_exact_svm_payload_missing_fee_payer");
+      // a malformed proof still gets its 400 (local checks come first)
+      const garbage = await post(plain, { sku: "gao" }, { "X-PAYMENT": "not base64!" });
+      expect(garbage.statusCode).toBe(400);
       const full = await post(plain, { sku: "gao" }, { "X-PAYMENT": svmHeader(await buildTx(buyer)) });
-      expect(full.statusCode, full.body).toBe(200);
-      expect(await chain.usdcBalance(buyer.address)).toBe(4_000_000n);
+      expect(full.statusCode, full.body).toBe(503);
+      expect(await chain.usdcBalance(buyer.address)).toBe(5_000_000n);
     } finally {
       await plain.close();
       await d2.close();
@@ -344,7 +290,7 @@ describe("x402 on Solana: refusals, fully signed transactions, timeouts", () => 
     const { db: crashDb } = await freshDatabase("sqlite");
     const first = await appOn(crashDb, env());
     const buyer = await chain.newFunded(5_000_000n);
-    const header = await stockPayment(first, buyer, { sku: "gao" });
+    const header = await stockPayment(first, buyer, { sku: "gao" }, paymentId());
     first.services.x402.hooks.afterSettle = async () => {
       throw new Error("simulated crash after settlement");
     };
@@ -370,7 +316,7 @@ describe("x402 on Solana: refusals, fully signed transactions, timeouts", () => 
     const slow = await appOn(db, env({ X402_SETTLE_TIMEOUT_SECONDS: "1" }));
     try {
       const buyer = await chain.newFunded(5_000_000n);
-      const header = await stockPayment(slow, buyer, { sku: "gao" });
+      const header = await stockPayment(slow, buyer, { sku: "gao" }, paymentId());
       chain.hold(true);
       try {
         const res = await post(slow, { sku: "gao" }, { "PAYMENT-SIGNATURE": header });

@@ -41,6 +41,10 @@ export interface SvmChain {
   ata(owner: Address): Promise<Address>;
   /** Number of transactions the RPC accepted through sendTransaction that landed successfully. */
   landed(): number;
+  /** A landed transaction read back as base64 wire bytes (what getTransaction returns to anyone). */
+  readBack(signature: string): string | undefined;
+  /** Sends a fully signed base64 transaction to the cluster directly (as its payer could). */
+  broadcast(wireBase64: string): string;
   /** While held, sendTransaction queues transactions without executing them (unconfirmed). */
   hold(on: boolean): void;
   /** Executes queued transactions. */
@@ -104,6 +108,8 @@ export async function startLiteSvm(): Promise<SvmChain> {
   };
 
   const statuses = new Map<string, { slot: number; err: unknown }>();
+  /** Wire bytes of every executed transaction, by signature: what getTransaction reads back. */
+  const wires = new Map<string, Uint8Array>();
   let held = false;
   const queue: Uint8Array[] = [];
   let landed = 0;
@@ -116,6 +122,7 @@ export async function startLiteSvm(): Promise<SvmChain> {
     const sig = firstSig ? b58.decode(firstSig) : "";
     const res = svm.sendTransaction(tx as never);
     const slot = Number(svm.getClock().slot);
+    wires.set(sig, wire);
     if (res instanceof FailedTransactionMetadata) {
       statuses.set(sig, { slot, err: { InstructionError: [0, String(res.err())] } });
     } else {
@@ -209,6 +216,17 @@ export async function startLiteSvm(): Promise<SvmChain> {
       else execute(wire);
       return sig;
     },
+    getTransaction: (p) => {
+      const wire = wires.get(String(p[0]));
+      const st = statuses.get(String(p[0]));
+      if (!wire || !st) return null;
+      const tx = getTransactionDecoder().decode(wire);
+      return {
+        slot: st.slot,
+        transaction: [Buffer.from(wire).toString("base64"), "base64"],
+        meta: { err: st.err, fee: 5000 * Object.keys(tx.signatures).length },
+      };
+    },
     getSignatureStatuses: (p) => {
       const sigs = (p[0] ?? []) as string[];
       return {
@@ -273,6 +291,15 @@ export async function startLiteSvm(): Promise<SvmChain> {
     usdcBalance,
     ata,
     landed: () => landed,
+    readBack(signature) {
+      const wire = wires.get(signature);
+      return wire ? Buffer.from(wire).toString("base64") : undefined;
+    },
+    broadcast(wireBase64) {
+      const fn = methods.sendTransaction;
+      if (!fn) throw new Error("no sendTransaction");
+      return String(fn([wireBase64]));
+    },
     hold(on) {
       held = on;
     },
