@@ -18,12 +18,14 @@ import {
 } from "@x402/core/http";
 import { toClientEvmSigner } from "@x402/evm";
 import { ExactEvmScheme } from "@x402/evm/exact/client";
+import { generatePaymentId } from "@x402/extensions/payment-identifier";
 import { ExactSvmScheme } from "@x402/svm/exact/client";
 import { privateKeyToAccount } from "viem/accounts";
 import { buildApp } from "../src/app.js";
 import { loadConfig } from "../src/config.js";
 import { openDatabase } from "../src/db/database.js";
 import { migrateToLatest } from "../src/db/migrate.js";
+import { paymentIdentifierClientExtension } from "../src/payments/x402/buyer.js";
 import { solanaKey } from "../test/payments/x402/helpers.js";
 import { freePort, startAnvil } from "../test/support/chains/evm.js";
 import { startLiteSvm } from "../test/support/chains/svm.js";
@@ -68,6 +70,8 @@ async function main() {
       PAY_TO_SOLANA: sellerSol.address,
       SOLANA_RPC_URL: svm.rpcUrl,
       X402_SVM_FEE_PAYER_KEY: feePayer.secret,
+      CONTACT_EMAIL: "ops@demo.invalid",
+      ADMIN_TOKEN: "demo-admin-token-0123456789",
     });
     const db = openDatabase(config);
     await migrateToLatest(db);
@@ -113,9 +117,12 @@ async function main() {
       );
       const required = decodePaymentRequiredHeader(challenge.headers.get("payment-required") ?? "");
 
-      step("2.", "the stock x402 v2 client builds the payment from PAYMENT-REQUIRED");
+      step("2.", "the stock x402 v2 client builds the payment from PAYMENT-REQUIRED, with a payment identifier");
+      // The identifier never goes on chain: it is what proves this agent is the buyer on a retry.
+      const id = generatePaymentId();
+      rail.client.registerExtension(paymentIdentifierClientExtension(id) as never);
       const payload = await rail.client.createPaymentPayload(required);
-      show("chosen", `${payload.accepted.network}, amount ${payload.accepted.amount}`);
+      show("chosen", `${payload.accepted.network}, amount ${payload.accepted.amount}, payment id ${id}`);
       const header = encodePaymentSignatureHeader(payload);
 
       step("3.", "POST again with PAYMENT-SIGNATURE → verified, settled on chain, order granted");
@@ -144,13 +151,26 @@ async function main() {
       show("status", `${replay.status} ${refusal.code}`);
       const same = await post(body, { "PAYMENT-SIGNATURE": header });
       show(
-        "same body again",
+        "same proof and payment id again",
         `${same.status}, order ${((await same.json()) as { order_id: string }).order_id} (idempotent, no second transfer)`,
+      );
+      step("6.", "a stranger replays the settled proof rebuilt from public chain data (no payment id)");
+      const decoded = JSON.parse(Buffer.from(header, "base64").toString()) as Record<string, unknown>;
+      delete decoded.extensions;
+      const stranger = await post(body, {
+        "PAYMENT-SIGNATURE": Buffer.from(JSON.stringify(decoded)).toString("base64"),
+      });
+      const strangerBody = (await stranger.json()) as { code: string; order_id?: string };
+      show(
+        "status",
+        `${stranger.status} ${strangerBody.code} (order data: ${strangerBody.order_id ? "LEAKED" : "none"})`,
       );
     }
     await app.close();
     await db.close();
-    line("\nDone: one order per rail, each after an on-chain settlement; replays refused or answered idempotently.");
+    line(
+      "\nDone: one order per rail, each after an on-chain settlement; replays answered only to the buyer (its payment id), refused to anyone else.",
+    );
   } finally {
     await anvil.stop();
     await svm.stop();

@@ -1,6 +1,7 @@
 import type { Socket } from "node:net";
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { hasZodFastifySchemaValidationErrors } from "fastify-type-provider-zod";
+import { safeError } from "./logger.js";
 import { PROBLEM_CONTENT_TYPE, Problem } from "./problem.js";
 import type { RouteTable } from "./route-table.js";
 import { isTextIssue } from "./text.js";
@@ -127,7 +128,7 @@ export function registerErrorHandling(app: FastifyInstance, routes: RouteTable):
   app.setErrorHandler((err: FastifyError, request, reply) => {
     const problem = toProblem(err);
     if (problem.status >= 500 && !(err instanceof Problem)) {
-      request.log.error({ reqId: request.id, err }, "unhandled error");
+      request.log.error({ reqId: request.id, err: safeError(err) }, "unhandled error");
     }
     return sendProblem(reply, request, problem);
   });

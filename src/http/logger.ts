@@ -118,3 +118,21 @@ export function createLogger(config: Config, options: LoggerOptions = {}): Fasti
     destination,
   ) as FastifyBaseLogger;
 }
+
+/** Long hex / base58 / base64 runs: signatures, calldata, transactions, tokens. */
+const OPAQUE_RUN = /(0x[0-9a-fA-F]{40,}|[A-Za-z0-9+/_=-]{40,})/g;
+
+/**
+ * An error as it may be logged: type, message and stack with every long opaque run (calldata with
+ * a payment signature, a serialized transaction, a token) replaced by `~<logRef>`. Library errors
+ * (viem, RPC clients) quote their request arguments, which can hold a whole payment proof.
+ */
+export function safeError(err: unknown): { type: string; message: string; stack?: string } {
+  const e = err instanceof Error ? err : new Error(String(err));
+  const scrub = (text: string) => text.replace(OPAQUE_RUN, (run) => `~${logRef(run)}`).slice(0, 4000);
+  return {
+    type: e.name,
+    message: scrub(e.message),
+    ...(e.stack ? { stack: scrub(e.stack) } : {}),
+  };
+}

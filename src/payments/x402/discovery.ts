@@ -39,10 +39,10 @@ export const CLIENT_CAP_NOTE = `Stock x402 v2 clients (@x402/core x402Client, @x
 export const PROOF_KINDS = {
   base: [
     "x402 exact: EIP-3009 transferWithAuthorization signature (v2 payload in PAYMENT-SIGNATURE or X-PAYMENT; v1 payload with network `base` in X-PAYMENT); we settle it on chain",
-    'transaction hash: `0x…` hash of a confirmed USDC Transfer of exactly the price to payTo (sent in X-PAYMENT, raw or as {x402Version, scheme:"exact", network, payload:{transaction}})',
+    'transaction hash: a confirmed plain USDC transfer of exactly the price to payTo, sent by the paying wallet itself, with that wallet\'s signature over the statement the 402 shows in `sign` (X-PAYMENT: {x402Version:2, accepted:{scheme:"exact", network}, payload:{transaction, signature}}); a bare hash proves nothing and gets 402 with what to sign',
   ],
   solana: [
-    "x402 exact: base64 v0 transaction with ComputeBudget + SPL TransferChecked of exactly the price to payTo's USDC associated token account + Memo, partially signed (fee payer = extra.feePayer) or, without a fee payer, fully signed by the payer",
+    "x402 exact: base64 v0 transaction with ComputeBudget (at most the configured compute-unit limit and price) + SPL TransferChecked of exactly the price to payTo's USDC associated token account + Memo, partially signed (fee payer = extra.feePayer) or fully signed by the payer but never sent: a transaction already on chain is refused",
   ],
 } as const;
 
@@ -136,6 +136,8 @@ export function x402Discovery(
       "POST /api/x402-products { sku } without a payment header → 402 with accepts[] (one entry per configured rail) and PAYMENT-REQUIRED.",
       "Pick one entry and pay exactly maxAmountRequired of its asset to its payTo (x402 exact).",
       "Repeat the same request with the proof in PAYMENT-SIGNATURE or X-PAYMENT → 200 { order_id, access_url, … } once settled on chain; 202 + Retry-After while settlement is pending (retry the SAME proof, do not pay again).",
+      "Send a payment identifier with the proof (the payment-identifier extension advertised in PAYMENT-REQUIRED, or an Idempotency-Key header) and keep it: a retry with the same one gets the order; without it a settled proof gets 409 and no order data, because everything in a settled proof is public on chain.",
+      "Lost the answer? POST /api/orders/recover/challenge { chain, address }, sign the returned message with the paying wallet, POST /api/orders/recover { nonce, signature } → that wallet's orders.",
       "Open access_url (JSON for agents, HTML for browsers).",
     ],
   };

@@ -7,7 +7,7 @@ import type { Catalog, Product } from "../../catalog/service.js";
 import type { Config } from "../../config.js";
 import { isUniqueViolation, nowIso } from "../../db/database.js";
 import type { Database } from "../../db/schema.js";
-import { logRef } from "../../http/logger.js";
+import { logRef, safeError } from "../../http/logger.js";
 import { badRequest, conflict, Problem, unavailable } from "../../http/problem.js";
 import type { OrderService, PaymentRefInput } from "../../orders/service.js";
 import type { OrderRow } from "../../orders/tables.js";
@@ -184,7 +184,7 @@ export class X402Service {
     // Start-up waits for the reconciliation pass, but at most 15 s (a slow RPC must not keep the
     // service down); the pass then finishes in the background.
     const pass = this.reconcile({ startup: true }).catch((err: unknown) => {
-      this.log.error({ err }, "x402 start-up reconciliation failed");
+      this.log.error({ err: safeError(err) }, "x402 start-up reconciliation failed");
     });
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([pass, new Promise<void>((r) => (timer = setTimeout(r, 15_000)))]);
@@ -192,7 +192,7 @@ export class X402Service {
     if (everyMs > 0) {
       this.timer = setInterval(() => {
         this.reconcile({ startup: false }).catch((err: unknown) => {
-          this.log.error({ err }, "x402 reconciliation pass failed");
+          this.log.error({ err: safeError(err) }, "x402 reconciliation pass failed");
         });
       }, everyMs);
       this.timer.unref();
@@ -826,7 +826,7 @@ export class X402Service {
         // The settlement transaction is public from now on: hold it for this proof.
         if (o.transaction) await this.orders.holdPayment(row.proof_key, row.rail, this.paymentOf(row, o.transaction));
         this.log.warn(
-          { proof: logRef(row.proof_key), detail: o.detail },
+          { proof: logRef(row.proof_key), detail: safeError(new Error(o.detail)).message },
           "x402 settlement outcome unknown; kept for reconciliation",
         );
         return {
@@ -1044,7 +1044,7 @@ export class X402Service {
           await this.reconcileRow(row, "reconcile");
         } catch (err) {
           if (!(err instanceof Problem))
-            this.log.error({ err, proof: logRef(row.proof_key) }, "x402 reconciliation failed");
+            this.log.error({ err: safeError(err), proof: logRef(row.proof_key) }, "x402 reconciliation failed");
         }
         const after = await proofStore.get(this.db, row.proof_key);
         if (after?.state === "granted") granted++;
