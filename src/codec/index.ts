@@ -6,6 +6,7 @@
  *   compress(bytes, options)     → container bytes (framed, chunked or bare)
  *   compressWithReport(...)      → container + chamber, label, reason, candidate sizes
  *   decompress(container, opts)  → original bytes (strict, bounded; throws CodecError)
+ *   decompressOffThread(...)     → the same decode on a worker thread (decode-pool.ts)
  *   inspect(container)           → header fields without decoding
  *   bench(bytes)                 → sizes/times per method with a round-trip verdict
  *   compressStream / decompressStream — node:stream Transforms (length-prefixed containers)
@@ -24,6 +25,7 @@ import {
   LEVELS,
   type Level,
 } from "./chambers/types.js";
+import { poolDecode } from "./decode-pool.js";
 import { CodecError, fail } from "./errors.js";
 import { type Block, isFramed, type Limits, parse, writeBare, writeFramed } from "./format/container.js";
 import { crc32 } from "./format/crc32.js";
@@ -33,6 +35,7 @@ import { type DeclaredType, type Profile, profileBytes } from "./router/profile.
 import { mapOrdered, OrderedWindow } from "./window.js";
 
 export { CHAMBER_NAMES, type ChamberName, COMPRESS_CHAMBERS, LEVELS, type Level } from "./chambers/types.js";
+export { DECODE_POOL_SIZE, decodePoolState, terminateDecodePool } from "./decode-pool.js";
 export { CodecError, type CodecErrorCode } from "./errors.js";
 export type { Route } from "./router/index.js";
 export { DATA_CLASSES, type DataClass, type DeclaredType, type Feats, type Profile } from "./router/profile.js";
@@ -343,12 +346,18 @@ export async function decompress(container: Uint8Array, options: DecompressOptio
   const lim = limitsOf(options);
   if (isGzip(container)) {
     // a bare legacy gzip stream from an older client
-    const cap = Math.min(lim.maxOutputBytes, Math.max(lim.ratioFloorBytes, container.length * lim.maxExpansionRatio));
+    // no declared size: zlib stops as soon as the output passes the cap (never inflates it all)
+    const byRatio = Math.max(lim.ratioFloorBytes, container.length * lim.maxExpansionRatio);
+    const cap = Math.min(lim.maxOutputBytes, byRatio);
     try {
       return plain(zlib.gunzipSync(container, { maxOutputLength: Math.max(1, cap) }));
     } catch (e) {
       const msg = e instanceof Error ? e.message : String(e);
-      if (/buffer|length|large/i.test(msg)) fail("codec_too_large", "legacy gzip stream exceeds the output cap");
+      if (/buffer|length|large/i.test(msg)) {
+        if (byRatio < lim.maxOutputBytes)
+          fail("codec_ratio_exceeded", `legacy gzip stream expands more than ${lim.maxExpansionRatio}× its size`);
+        fail("codec_too_large", "legacy gzip stream exceeds the output cap");
+      }
       fail("codec_corrupt", `legacy gzip stream invalid: ${msg}`);
     }
   }
@@ -377,6 +386,18 @@ export async function decompress(container: Uint8Array, options: DecompressOptio
   if (p.checksum !== null && crc32(out) !== p.checksum)
     fail("codec_checksum_mismatch", "checksum of the output differs");
   return plain(out);
+}
+
+/**
+ * decompress() on a worker thread of the decode pool (decode-pool.ts): the same checks, bytes and
+ * CodecErrors, but the caller's event loop stays free however large the output. The header is
+ * checked here first (declared size against maxOutputBytes and the expansion-ratio cap), so a
+ * container that lies about its size never reaches a worker, let alone an allocation.
+ */
+export async function decompressOffThread(container: Uint8Array, options: DecompressOptions = {}): Promise<Uint8Array> {
+  if (!(container instanceof Uint8Array)) fail("codec_bad_input", "container must be bytes");
+  inspect(container, options);
+  return plain(await poolDecode(container, { ...options }, () => decompress(container, options)));
 }
 
 /** always hand back a plain Uint8Array (not a Buffer subclass) */
@@ -423,8 +444,10 @@ const same = (a: Uint8Array, b: Uint8Array): boolean => Buffer.compare(Buffer.fr
  */
 export async function bench(
   bytes: Uint8Array,
-  options: { levels?: Level[]; peers?: "classic" | "all" } = {},
+  options: { levels?: Level[]; peers?: "classic" | "all"; offThread?: boolean } = {},
 ): Promise<BenchResult> {
+  // omni round trips on the decode pool when asked (servers); the peers decode on the thread pool
+  const decode = options.offThread ? decompressOffThread : decompress;
   const levels = options.levels ?? ["max"];
   const methods: BenchMethod[] = [];
   let chamber = "";
@@ -434,7 +457,10 @@ export async function bench(
     const rep = await compressWithReport(bytes, { level });
     const ct = now() - t;
     t = now();
-    const back = await decompress(rep.container);
+    const back = await decode(rep.container, {
+      maxOutputBytes: bytes.length,
+      maxExpansionRatio: Number.MAX_SAFE_INTEGER,
+    });
     const dt = now() - t;
     chamber ||= rep.chamber;
     cls ||= rep.data_class;

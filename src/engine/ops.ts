@@ -208,7 +208,7 @@ export async function webOp(engine: EngineService, req: WebRequest, identity: Id
       const container = containerOf(engine, req.data, req.encoding);
       const out = req.output_encoding ?? "base64";
       if (kind === "classic") {
-        const r = engine.classicDecompress(container);
+        const r = await engine.classicDecompress(container);
         return {
           op: "decompress" as const,
           ok: true as const,

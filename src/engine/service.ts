@@ -12,7 +12,7 @@ import {
   classic,
   compressWithReport,
   type DeclaredType,
-  decompress,
+  decompressOffThread,
   describe,
   type Feats,
   FORMAT_VERSION,
@@ -95,7 +95,18 @@ export interface EngineLimits {
   outputLimitBytes: number;
   /** slow requests admitted at once (default 2) */
   slowConcurrency?: number;
+  /** decompressions (every chamber, classic streams too) admitted at once (default 2) */
+  decodeConcurrency?: number;
+  /** largest output / container ratio for outputs above RATIO_FLOOR_BYTES (default 4096) */
+  maxRatio?: number;
 }
+
+/** Outputs up to this size decode whatever their ratio (the ratio cap applies above it). */
+export const RATIO_FLOOR_BYTES = 1024 * 1024;
+export const DEFAULT_MAX_RATIO = 4096;
+export const DEFAULT_DECODE_CONCURRENCY = 2;
+/** seconds a caller refused by admission control is told to wait */
+const RETRY_AFTER_SECONDS = 2;
 
 export interface Fingerprint {
   dataset_print_id: string;
@@ -194,8 +205,8 @@ export function codecProblem(err: CodecError): Problem {
 }
 
 export class EngineService {
-  /** slow codec requests in flight (admission control: see slow()) */
-  private inflight = 0;
+  /** codec requests in flight per kind (admission control: see admit()) */
+  private readonly inflight = { slow: 0, decode: 0 };
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -282,7 +293,10 @@ export class EngineService {
         process: this.limits.slowLimitBytes,
       },
       output_limit_bytes: { fast_chambers: this.limits.outputLimitBytes, context_mixing: this.limits.slowLimitBytes },
+      max_ratio: this.maxRatio,
+      ratio_floor_bytes: RATIO_FLOOR_BYTES,
       slow_concurrency: this.limits.slowConcurrency ?? 2,
+      decode_concurrency: this.limits.decodeConcurrency ?? DEFAULT_DECODE_CONCURRENCY,
       larger: `labphi CLI (no limit) or a suite job (${SUITE_POINTER})`,
     };
   }
@@ -428,23 +442,60 @@ export class EngineService {
    * Admission control for slow codec work (CPU-bound, mostly on the event loop): at most
    * `slowConcurrency` at once; more get 503 with Retry-After instead of piling up behind each other.
    */
-  private async slow<T>(fn: () => Promise<T>): Promise<T> {
-    const max = this.limits.slowConcurrency ?? 2;
-    if (this.inflight >= max) {
+  private slow<T>(fn: () => Promise<T>): Promise<T> {
+    return this.admit("slow", fn);
+  }
+
+  /**
+   * Admission control: at most `slowConcurrency` slow requests and `decodeConcurrency`
+   * decompressions at once; more get 503 `codec_capacity_unavailable` with Retry-After instead of
+   * queueing (each admitted decode holds up to the output cap in memory: the bound on memory).
+   */
+  private async admit<T>(kind: "slow" | "decode", fn: () => Promise<T>): Promise<T> {
+    const max =
+      kind === "slow"
+        ? (this.limits.slowConcurrency ?? 2)
+        : (this.limits.decodeConcurrency ?? DEFAULT_DECODE_CONCURRENCY);
+    const busy = this.inflight[kind];
+    if (busy >= max) {
+      const what = kind === "slow" ? "slow requests" : "decompressions";
+      const hint = kind === "slow" ? ", use level fast," : "";
       throw new Problem(
         503,
         "codec_capacity_unavailable",
-        `The codec is busy with ${this.inflight} slow requests; retry in a few seconds, use level fast, or a suite job (${SUITE_POINTER}).`,
-        { retry_after_seconds: 2, suite: SUITE_POINTER },
-        { "Retry-After": "2" },
+        `The codec is busy with ${busy} ${what}; retry in a few seconds${hint} or use a suite job (${SUITE_POINTER}).`,
+        { retry_after_seconds: RETRY_AFTER_SECONDS, kind, suite: SUITE_POINTER },
+        { "Retry-After": String(RETRY_AFTER_SECONDS) },
       );
     }
-    this.inflight++;
+    this.inflight[kind]++;
     try {
       return await fn();
     } finally {
-      this.inflight--;
+      this.inflight[kind]--;
     }
+  }
+
+  get maxRatio(): number {
+    return this.limits.maxRatio ?? DEFAULT_MAX_RATIO;
+  }
+
+  /** The 413 for an output over the ratio cap (output / container, above RATIO_FLOOR_BYTES). */
+  private ratioExceeded(bytes: number | null, compressed: number): never {
+    const ratio = this.maxRatio;
+    throw new Problem(
+      413,
+      "codec_ratio_exceeded",
+      `${bytes === null ? "This stream restores" : `This container restores ${bytes} bytes,`} more than ${ratio} times its own size (${compressed} bytes); over HTTP outputs above ${RATIO_FLOOR_BYTES} bytes may expand at most ${ratio}×. Use the labphi CLI or a suite job (${SUITE_POINTER}).`,
+      {
+        ...(bytes === null ? {} : { bytes }),
+        compressed_bytes: compressed,
+        max_ratio: ratio,
+        ratio_floor_bytes: RATIO_FLOOR_BYTES,
+        suite: SUITE_POINTER,
+        cli: "labphi decompress FILE",
+      },
+    );
   }
 
   /**
@@ -541,9 +592,14 @@ export class EngineService {
     };
   }
 
+  /** The verification decode of a compress answer: off the event loop, bounded by the input's size. */
   private async roundTrips(container: Uint8Array, bytes: Uint8Array): Promise<boolean> {
     try {
-      return sameBytes(await decompress(container, { maxOutputBytes: Math.max(bytes.length, 1) }), bytes);
+      const back = await decompressOffThread(container, {
+        maxOutputBytes: bytes.length,
+        maxExpansionRatio: Number.MAX_SAFE_INTEGER, // our own container: only its size matters
+      });
+      return sameBytes(back, bytes);
     } catch {
       return false;
     }
@@ -551,11 +607,15 @@ export class EngineService {
 
   /**
    * Decode a container (framed, chunked, bare, or a legacy gzip stream) within the output limits:
-   * the fast-chamber limit, or the slow limit when a context-mixing (or unknown) chamber is inside.
+   * the fast-chamber limit, or the slow limit when a context-mixing (or unknown) chamber is inside,
+   * and the ratio cap (output / container above RATIO_FLOOR_BYTES). The declared size is checked
+   * before anything is decoded; an admitted decode (admission control: decodeConcurrency) runs on
+   * the codec's decode pool, off the event loop, with the same caps enforced by the decoder (a
+   * legacy gzip stream has no declared size: zlib stops at the cap).
    */
   async decompress(container: Uint8Array): Promise<DecompressOut> {
     const info: Inspection = await this.hostile(() =>
-      inspect(container, { maxOutputBytes: this.limits.outputLimitBytes }),
+      inspect(container, { maxOutputBytes: this.limits.outputLimitBytes, maxExpansionRatio: Number.MAX_SAFE_INTEGER }),
     );
     const slow = info.chambers.some(isSlowDecode);
     const cap = slow ? this.limits.slowLimitBytes : this.limits.outputLimitBytes;
@@ -567,9 +627,18 @@ export class EngineService {
         { bytes: info.original_bytes, limit_bytes: cap, chambers: info.chambers, suite: SUITE_POINTER },
       );
     }
+    if (info.original_bytes > RATIO_FLOOR_BYTES && info.original_bytes > container.length * this.maxRatio)
+      this.ratioExceeded(info.original_bytes, container.length);
     const t0 = performance.now();
-    const run = () => this.hostile(() => decompress(container, { maxOutputBytes: cap }));
-    const out = slow ? await this.slow(run) : await run();
+    const out = await this.admit("decode", () =>
+      this.hostile(() =>
+        decompressOffThread(container, {
+          maxOutputBytes: cap,
+          maxExpansionRatio: this.maxRatio,
+          ratioFloorBytes: RATIO_FLOOR_BYTES,
+        }),
+      ),
+    );
     const took = ms(t0);
     await this.fire("decompress", info.chambers);
     return {
@@ -588,7 +657,7 @@ export class EngineService {
   /** omni vs gzip-9 and brotli-11 with a real round trip of each; ok only when every one round-trips. */
   async bench(bytes: Uint8Array, level: Level): Promise<BenchResult & { ok: boolean; verdict: string; level: Level }> {
     this.checkInput(bytes.length, "bench", "bench");
-    const r = await this.slow(() => this.codec(() => bench(bytes, { levels: [level] })));
+    const r = await this.slow(() => this.codec(() => bench(bytes, { levels: [level], offThread: true })));
     const failed = r.methods.filter((m) => !m.roundtrip).map((m) => m.method);
     return {
       ...r,
@@ -601,7 +670,7 @@ export class EngineService {
   /** Compress then decompress (timed), against gzip-9 and brotli-11; fires both barrels, records a print. */
   async process(bytes: Uint8Array, level: Level, identity: Identity | null) {
     this.checkInput(bytes.length, "bench", "process");
-    const r = await this.slow(() => this.codec(() => bench(bytes, { levels: [level] })));
+    const r = await this.slow(() => this.codec(() => bench(bytes, { levels: [level], offThread: true })));
     const omni = r.methods[0];
     if (!omni) throw new Problem(500, "internal_error", "bench returned no omni result");
     const peers = r.methods.slice(1);
@@ -666,28 +735,38 @@ export class EngineService {
     };
   }
 
-  /** Decode a gzip (by its magic) or brotli stream, bounded by the output limit. */
-  classicDecompress(stream: Uint8Array): { bytes: Uint8Array; method: "gzip-9" | "brotli-11" } {
+  /**
+   * Decode a gzip (by its magic) or brotli stream: admitted like every decompression, on the libuv
+   * thread pool (off the event loop), and stopped by zlib as soon as the output passes the output
+   * limit or the ratio cap (these streams declare no size).
+   */
+  async classicDecompress(stream: Uint8Array): Promise<{ bytes: Uint8Array; method: "gzip-9" | "brotli-11" }> {
     const gzip = stream.length >= 3 && stream[0] === 0x1f && stream[1] === 0x8b && stream[2] === 8;
-    const maxOutputLength = this.limits.outputLimitBytes;
-    try {
-      const out = gzip
-        ? zlib.gunzipSync(stream, { maxOutputLength })
-        : zlib.brotliDecompressSync(stream, { maxOutputLength });
-      return {
-        bytes: new Uint8Array(out.buffer, out.byteOffset, out.byteLength),
-        method: gzip ? "gzip-9" : "brotli-11",
-      };
-    } catch (err) {
-      const code = (err as { code?: string }).code;
-      if (code === "ERR_BUFFER_TOO_LARGE" || /larger than|maxOutputLength/i.test(String(err))) {
-        throw new Problem(413, "codec_output_too_large", `The stream restores more than ${maxOutputLength} bytes.`, {
-          limit_bytes: maxOutputLength,
-          suite: SUITE_POINTER,
+    const limit = this.limits.outputLimitBytes;
+    const byRatio = Math.max(RATIO_FLOOR_BYTES, stream.length * this.maxRatio);
+    const maxOutputLength = Math.max(1, Math.min(limit, byRatio));
+    const out = await this.admit("decode", async () => {
+      try {
+        return await new Promise<Buffer>((resolve, reject) => {
+          const done = (err: Error | null, b: Buffer) => (err ? reject(err) : resolve(b));
+          // 1 MiB chunks: a few dozen hand-offs from the thread pool, not thousands of 16 KiB ones
+          const opts = { maxOutputLength, chunkSize: Math.min(maxOutputLength, 1024 * 1024) };
+          if (gzip) zlib.gunzip(stream, opts, done);
+          else zlib.brotliDecompress(stream, opts, done);
         });
+      } catch (err) {
+        const code = (err as { code?: string }).code;
+        if (code === "ERR_BUFFER_TOO_LARGE" || /larger than|maxOutputLength/i.test(String(err))) {
+          if (byRatio < limit) this.ratioExceeded(null, stream.length);
+          throw new Problem(413, "codec_output_too_large", `The stream restores more than ${limit} bytes.`, {
+            limit_bytes: limit,
+            suite: SUITE_POINTER,
+          });
+        }
+        throw new Problem(422, "classic_stream_invalid", `Not a valid ${gzip ? "gzip" : "brotli"} stream.`);
       }
-      throw new Problem(422, "classic_stream_invalid", `Not a valid ${gzip ? "gzip" : "brotli"} stream.`);
-    }
+    });
+    return { bytes: new Uint8Array(out.buffer, out.byteOffset, out.byteLength), method: gzip ? "gzip-9" : "brotli-11" };
   }
 }
 

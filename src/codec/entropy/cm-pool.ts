@@ -64,6 +64,16 @@ interface Slot {
 const slots: Slot[] = [];
 const queue: Task[] = [];
 let dead = 0;
+/** set in a decode worker (../decode-job.ts): that thread is already off the event loop */
+let callerThreadOnly = false;
+
+/**
+ * Run every context-mixing job in the calling thread from now on (no pool workers). For threads
+ * that are themselves workers: a decode worker must not start a pool of its own.
+ */
+export function keepJobsInThread(): void {
+  callerThreadOnly = true;
+}
 
 function spawn(): Slot | null {
   let worker: Worker;
@@ -127,7 +137,7 @@ function next(slot: Slot): void {
 }
 
 function run(req: Request): Promise<Reply> {
-  if (!hasWasm()) return Promise.resolve({ out: null });
+  if (!hasWasm() || callerThreadOnly) return Promise.resolve({ out: null });
   return new Promise((resolve) => {
     const task: Task = { req, resolve };
     const idle = slots.find((s) => s.task === null);
