@@ -4,6 +4,7 @@
  */
 import type { EngineTables } from "../engine/tables.js";
 import type { IdentityTables } from "../identity/tables.js";
+import type { JobTables } from "../jobs/tables.js";
 import type { OrderTables } from "../orders/tables.js";
 import type { CardTables } from "../payments/card/tables.js";
 import type { ClaimTables } from "../payments/manual/tables.js";
@@ -17,4 +18,5 @@ export interface Database
     ClaimTables,
     X402Tables,
     EngineTables,
-    IdentityTables {}
+    IdentityTables,
+    JobTables {}

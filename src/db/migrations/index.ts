@@ -7,6 +7,7 @@ import * as m0002 from "./0002_x402_payments.js";
 import * as m0003 from "./0003_human_payments.js";
 import * as m0004 from "./0004_engine.js";
 import * as m0005 from "./0005_payer_binding.js";
+import * as m0006 from "./0006_suite_jobs.js";
 
 export const migrations = {
   "0001_foundation": m0001,
@@ -14,4 +15,5 @@ export const migrations = {
   "0003_human_payments": m0003,
   "0004_engine": m0004,
   "0005_payer_binding": m0005,
+  "0006_suite_jobs": m0006,
 };

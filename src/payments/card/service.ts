@@ -151,6 +151,8 @@ export class CardService {
       note: null,
       created_at: at,
       updated_at: at,
+      item_kind: "product",
+      item_ref: product.sku,
     });
     return { url: session.url, session_id: session.id, reused: !fresh };
   }
@@ -324,6 +326,8 @@ export class CardService {
         note: null,
         created_at: at,
         updated_at: at,
+        item_kind: "product",
+        item_ref: sku,
       });
     }
     if (mismatch || !product) {

@@ -25,6 +25,9 @@ export interface CardSessionRow {
   note: string | null;
   created_at: string;
   updated_at: string;
+  /** What the session buys: a catalog `product` (sku) or a suite `quote` (item_ref = quote id). */
+  item_kind: "product" | "quote";
+  item_ref: string | null;
 }
 
 export interface WebhookEventRow {

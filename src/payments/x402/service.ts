@@ -360,6 +360,9 @@ export class X402Service {
       updated_at: at,
       settled_at: null,
       buyer_key_hash: buyer?.hash ?? null,
+      item_kind: "product",
+      item_ref: product.sku,
+      resource: this.resourceUrl(),
     };
     let won: boolean;
     try {

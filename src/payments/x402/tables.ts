@@ -42,6 +42,11 @@ export interface PaymentProofRow {
    * unique. A replay of a granted proof gets its order only with the same secret.
    */
   buyer_key_hash: string | null;
+  /** What the payment buys: a catalog `product` (item_ref = sku) or a suite `quote` (item_ref = quote id). */
+  item_kind: "product" | "quote";
+  item_ref: string | null;
+  /** The paid route (the resource of the 402). */
+  resource: string | null;
 }
 
 export interface SettlementAttemptRow {

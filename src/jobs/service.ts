@@ -1,0 +1,192 @@
+import { createHash, randomBytes } from "node:crypto";
+import type { Kysely } from "kysely";
+import { nowIso } from "../db/database.js";
+import type { Database } from "../db/schema.js";
+import { Problem } from "../http/problem.js";
+import type { Executor } from "../orders/store.js";
+import { jobStore } from "./store.js";
+import type { JobRow, QuoteRow } from "./tables.js";
+
+/**
+ * Suite jobs: created from a quote (free, or paid through the payment core, inside the grant
+ * transaction), authorized by a job token (stored hashed), then fed by an upload, split into
+ * segments and run by workers (`scheduler`). This file holds the lifecycle every part shares.
+ */
+
+export interface JobView {
+  job_id: string;
+  state: JobRow["state"];
+  product: string;
+  data_class: string;
+  op: string;
+  level: string;
+  bytes_quoted: number;
+  bytes_in: number;
+  bytes_out: number;
+  /** 0..1: segments done / total once running; uploaded / quoted while uploading */
+  progress: number;
+  /** bytes_out / bytes_in once done (compress: the compression ratio) */
+  ratio: number | null;
+  segments_total: number;
+  segments_done: number;
+  attempts: number;
+  error: { code: string; detail: string | null } | null;
+  input_sha256: string | null;
+  output_sha256: string | null;
+  paid_by: string;
+  created_at: string;
+  started_at: string | null;
+  finished_at: string | null;
+  links: { self: string; input: string; upload_tus: string; output: string };
+}
+
+/** What happens once a job's input is complete (planning segments, queueing them): the runner. */
+export interface JobScheduler {
+  schedule(job: JobRow): Promise<void>;
+}
+
+export function hashJobToken(token: string): string {
+  return createHash("sha256").update(token).digest("hex");
+}
+
+export const toNumber = (v: number | string | bigint | null): number => (v === null ? 0 : Number(v));
+
+export class JobService {
+  scheduler: JobScheduler | undefined;
+
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly baseUrl: string,
+  ) {}
+
+  /**
+   * Creates the job of a quote (once: a quote buys one job). Runs inside the caller's transaction
+   * when given (the payment core's grant). Returns the job and its token (shown once, stored hashed).
+   */
+  async createFromQuote(
+    quote: QuoteRow,
+    paid: { by: string; ref: string | null },
+    db: Executor = this.db,
+  ): Promise<{ job: JobRow; token: string | null }> {
+    const existing = await jobStore.jobByQuote(db, quote.id);
+    if (existing) return { job: existing, token: null };
+    const token = `jt_${randomBytes(32).toString("base64url")}`;
+    const at = nowIso();
+    const job: JobRow = {
+      id: `job_${randomBytes(12).toString("base64url")}`,
+      quote_id: quote.id,
+      token_hash: hashJobToken(token),
+      state: "awaiting_input",
+      product: quote.product,
+      data_class: quote.data_class,
+      op: quote.op,
+      level: quote.level,
+      bytes_quoted: quote.bytes,
+      bytes_in: 0,
+      bytes_out: 0,
+      input_sha256: null,
+      output_sha256: null,
+      segments_total: 0,
+      segments_done: 0,
+      attempts: 0,
+      error_code: null,
+      error_detail: null,
+      paid_by: paid.by,
+      payment_ref: paid.ref,
+      identity_id: quote.identity_id,
+      email: quote.email,
+      created_at: at,
+      updated_at: at,
+      started_at: null,
+      finished_at: null,
+    };
+    await jobStore.insertJob(db, job);
+    const won = await jobStore.quoteTransition(db, quote.id, ["open", "paid"], "used", { job_id: job.id });
+    if (!won) throw new Problem(409, "quote_already_used", `Quote ${quote.id} has already bought a job.`);
+    return { job, token };
+  }
+
+  async get(id: string): Promise<JobRow> {
+    const job = await jobStore.job(this.db, id);
+    if (!job) throw new Problem(404, "job_not_found", `No job ${id}.`);
+    return job;
+  }
+
+  /** The job, when `token` is its job token (Authorization: Bearer <job_token>): 401 otherwise. */
+  async authorize(id: string, authorization: string | undefined): Promise<JobRow> {
+    const token = /^Bearer\s+(\S+)$/i.exec(authorization ?? "")?.[1];
+    if (!token) {
+      throw new Problem(
+        401,
+        "job_token_required",
+        "Send the job token: Authorization: Bearer <job_token>.",
+        {},
+        {
+          "WWW-Authenticate": 'Bearer realm="jobs"',
+        },
+      );
+    }
+    const job = await jobStore.job(this.db, id);
+    // Same answer for an unknown job and a wrong token: a job id alone reveals nothing.
+    if (!job || job.token_hash !== hashJobToken(token)) {
+      throw new Problem(
+        401,
+        "job_token_invalid",
+        "This job token does not open this job.",
+        {},
+        {
+          "WWW-Authenticate": 'Bearer realm="jobs", error="invalid_token"',
+        },
+      );
+    }
+    return job;
+  }
+
+  links(id: string): JobView["links"] {
+    const base = `${this.baseUrl}/api/jobs/${id}`;
+    return {
+      self: base,
+      input: `${base}/input`,
+      upload_tus: `${this.baseUrl}/api/jobs/uploads`,
+      output: `${base}/output`,
+    };
+  }
+
+  view(job: JobRow): JobView {
+    const quoted = toNumber(job.bytes_quoted);
+    const bytesIn = toNumber(job.bytes_in);
+    const bytesOut = toNumber(job.bytes_out);
+    const progress =
+      job.state === "done"
+        ? 1
+        : job.segments_total > 0
+          ? job.segments_done / job.segments_total
+          : quoted > 0
+            ? Math.min(1, bytesIn / quoted) * 0.01
+            : 0;
+    return {
+      job_id: job.id,
+      state: job.state,
+      product: job.product,
+      data_class: job.data_class,
+      op: job.op,
+      level: job.level,
+      bytes_quoted: quoted,
+      bytes_in: bytesIn,
+      bytes_out: bytesOut,
+      progress: Math.round(progress * 1000) / 1000,
+      ratio: job.state === "done" && bytesIn > 0 ? Math.round((bytesOut / bytesIn) * 10000) / 10000 : null,
+      segments_total: job.segments_total,
+      segments_done: job.segments_done,
+      attempts: job.attempts,
+      error: job.error_code ? { code: job.error_code, detail: job.error_detail } : null,
+      input_sha256: job.input_sha256,
+      output_sha256: job.output_sha256,
+      paid_by: job.paid_by,
+      created_at: job.created_at,
+      started_at: job.started_at,
+      finished_at: job.finished_at,
+      links: this.links(job.id),
+    };
+  }
+}

@@ -1,0 +1,123 @@
+/**
+ * Metered suite jobs: quotes, jobs, segments, the usage ledger and the in-process queue's tasks.
+ * Byte counts are bigint columns: read them with Number() (safe up to 9 PB) or BigInt().
+ */
+
+export type QuoteState = "open" | "paid" | "used" | "expired";
+
+export interface QuoteRow {
+  /** qt_… */
+  id: string;
+  /** `auto` or a codec path */
+  product: string;
+  data_class: string;
+  /** compress | decompress | roundtrip */
+  op: string;
+  /** fast | balanced | max */
+  level: string;
+  bytes: number | string | bigint;
+  billable_bytes: number | string | bigint;
+  /** free-cap bytes this quote uses */
+  free_bytes: number | string | bigint;
+  /** USDC atomic units, decimal string ("0" when free) */
+  amount_units: string;
+  /** card charge: amount_units rounded up to the cent */
+  amount_cents: number;
+  /** JSON: the pricing breakdown, one entry per tier */
+  tiers: string;
+  identity_id: string | null;
+  email: string | null;
+  state: QuoteState;
+  job_id: string | null;
+  created_at: string;
+  expires_at: string;
+}
+
+export type JobState = "awaiting_input" | "uploading" | "queued" | "running" | "done" | "failed" | "cancelled";
+
+export interface JobRow {
+  /** job_… */
+  id: string;
+  quote_id: string;
+  /** sha256 of the job token (the bearer credential of the job's routes) */
+  token_hash: string;
+  state: JobState;
+  product: string;
+  data_class: string;
+  op: string;
+  level: string;
+  bytes_quoted: number | string | bigint;
+  bytes_in: number | string | bigint;
+  bytes_out: number | string | bigint;
+  input_sha256: string | null;
+  output_sha256: string | null;
+  segments_total: number;
+  segments_done: number;
+  attempts: number;
+  error_code: string | null;
+  error_detail: string | null;
+  /** free | x402_base_usdc | x402_solana_usdc | card_checkout */
+  paid_by: string;
+  /** proof key / checkout session that paid it */
+  payment_ref: string | null;
+  identity_id: string | null;
+  email: string | null;
+  created_at: string;
+  updated_at: string;
+  started_at: string | null;
+  finished_at: string | null;
+}
+
+export type SegmentState = "pending" | "running" | "done" | "failed";
+
+export interface JobSegmentRow {
+  job_id: string;
+  idx: number;
+  state: SegmentState;
+  in_offset: number | string | bigint;
+  in_length: number | string | bigint;
+  out_bytes: number | string | bigint | null;
+  out_sha256: string | null;
+  attempts: number;
+  worker: string | null;
+  error: string | null;
+  updated_at: string;
+}
+
+export interface UsageEventRow {
+  /** idempotency key, e.g. `suite:<job_id>:input` */
+  id: string;
+  identity_id: string | null;
+  /** e.g. suite_bytes */
+  meter: string;
+  value_bytes: number | string | bigint;
+  /** calendar month (UTC): YYYY-MM */
+  period: string;
+  job_id: string | null;
+  quote_id: string | null;
+  occurred_at: string;
+}
+
+export interface QueueTaskRow {
+  id: string;
+  queue: string;
+  /** JSON */
+  payload: string;
+  state: "ready" | "leased" | "done" | "failed";
+  attempts: number;
+  max_attempts: number;
+  run_after: string;
+  lease_until: string | null;
+  worker: string | null;
+  error: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface JobTables {
+  quotes: QuoteRow;
+  jobs: JobRow;
+  job_segments: JobSegmentRow;
+  usage_events: UsageEventRow;
+  queue_tasks: QueueTaskRow;
+}
