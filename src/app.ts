@@ -22,6 +22,7 @@ import { RouteTable } from "./http/route-table.js";
 import type { App } from "./http/types.js";
 import { identityRoutes } from "./identity/routes.js";
 import { IdentityService } from "./identity/service.js";
+import { JobService } from "./jobs/service.js";
 import { opsRoutes } from "./ops/routes.js";
 import { LicenseService, licenseRoutes } from "./orders/license-routes.js";
 import { OrderRecovery } from "./orders/recovery.js";
@@ -62,6 +63,7 @@ export interface Services {
   routes: RouteTable;
   engine: EngineService;
   identities: IdentityService;
+  jobs: JobService;
 }
 
 declare module "fastify" {
@@ -193,7 +195,24 @@ export async function buildApp(options: AppOptions): Promise<App> {
   const engine = new EngineService(db.kysely, config.codec, keys.datasetPrint, app.log);
   await engine.init();
 
-  const services: Services = { config, db, catalog, orders, card, claims, x402, metrics, routes, engine, identities };
+  // --- suite jobs (issue #10): services are built here (one targeted line each) ---
+  const jobs = new JobService(db.kysely, config.baseUrl);
+  // --- end suite jobs services ---
+
+  const services: Services = {
+    config,
+    db,
+    catalog,
+    orders,
+    card,
+    claims,
+    x402,
+    metrics,
+    routes,
+    engine,
+    identities,
+    jobs,
+  };
   app.decorate("services", services);
   // One warning per half-configured payment rail (some of its settings given, not all: it stays off).
   warnHalfConfiguredRails(config, app.log);
@@ -218,6 +237,8 @@ export async function buildApp(options: AppOptions): Promise<App> {
   discoveryRoutes(app, { config, catalog, routes });
   identityRoutes(app, { identities });
   engineRoutes(app, { engine, identities });
+  // --- suite jobs (issue #10): routes are registered here (one targeted line each) ---
+  // --- end suite jobs routes ---
 
   await app.ready();
   // Recover x402 proofs left between settlement and order (crash, timeout), then keep reconciling.
