@@ -10,7 +10,6 @@ import type { Config } from "./config.js";
 import type { Db } from "./db/database.js";
 import { discoveryRoutes } from "./discovery/routes.js";
 import { engineRoutes } from "./engine/routes.js";
-import { EngineService } from "./engine/service.js";
 import { adminGuard } from "./http/admin-auth.js";
 import { clientErrorHandler, frameworkErrors, registerErrorHandling } from "./http/errors.js";
 import { createLogger } from "./http/logger.js";
@@ -21,24 +20,19 @@ import { OneLineRequestLog } from "./http/request-log.js";
 import { RouteTable } from "./http/route-table.js";
 import type { App } from "./http/types.js";
 import { identityRoutes } from "./identity/routes.js";
-import { IdentityService } from "./identity/service.js";
-import { JobService } from "./jobs/service.js";
+import { suitePurchaseRoutes } from "./jobs/purchase-routes.js";
+import { quoteRoutes } from "./jobs/quote-routes.js";
+import { jobRoutes } from "./jobs/routes.js";
 import { opsRoutes } from "./ops/routes.js";
-import { LicenseService, licenseRoutes } from "./orders/license-routes.js";
-import { OrderRecovery } from "./orders/recovery.js";
+import { licenseRoutes } from "./orders/license-routes.js";
 import { recoveryRoutes } from "./orders/recovery-routes.js";
 import { orderRoutes } from "./orders/routes.js";
-import { OrderService } from "./orders/service.js";
 import { cardRoutes } from "./payments/card/routes.js";
-import { CardService } from "./payments/card/service.js";
-import { stripeClient } from "./payments/card/stripe.js";
 import { claimRoutes } from "./payments/manual/routes.js";
-import { ClaimService } from "./payments/manual/service.js";
 import { paymentsMatrixRoutes } from "./payments/matrix/routes.js";
 import { warnHalfConfiguredRails } from "./payments/readiness.js";
 import { x402Routes } from "./payments/x402/routes.js";
-import { X402Service } from "./payments/x402/service.js";
-import { serviceKeys } from "./secrets.js";
+import { buildServices, type Services } from "./services.js";
 import { payPages } from "./web/pages/pay.js";
 
 export interface AppOptions {
@@ -50,25 +44,15 @@ export interface AppOptions {
   logStream?: DestinationStream;
 }
 
-/** Services built by the composition root, exposed for tests and the CLI. */
-export interface Services {
-  config: Config;
-  db: Db;
-  catalog: Catalog;
-  orders: OrderService;
-  card: CardService;
-  claims: ClaimService;
-  x402: X402Service;
+/** The services (src/services.ts) plus the HTTP pieces the app adds, exposed for tests. */
+export interface AppServices extends Services {
   metrics: Metrics;
   routes: RouteTable;
-  engine: EngineService;
-  identities: IdentityService;
-  jobs: JobService;
 }
 
 declare module "fastify" {
   interface FastifyInstance {
-    services: Services;
+    services: AppServices;
   }
 }
 
@@ -180,39 +164,12 @@ export async function buildApp(options: AppOptions): Promise<App> {
   });
   await registerOpenApi(app, config);
 
-  // Service keys: environment, or DATA_DIR/secrets.json outside production; never the database.
-  const keys = await serviceKeys(config, db.kysely, app.log);
-  const orders = new OrderService(db.kysely, catalog, config.baseUrl, keys.accessToken);
+  const built = await buildServices({ config, db, catalog, log: app.log });
+  // Route handlers stop first (server close), then the runner, the reconciler and the object store.
+  app.addHook("onClose", async () => built.close());
+  const services: AppServices = { ...built, metrics, routes };
+  const { orders, card, claims, x402, engine, identities, jobs, quotes, suitePurchase, storage } = built;
   const requireAdmin = adminGuard(config.adminToken);
-  const card = new CardService(db.kysely, orders, catalog, config, stripeClient(config));
-  const claims = new ClaimService(db.kysely, orders, catalog, config);
-  // Reads the Base chain id (refuses to start on a mismatch) and sets up the facilitator.
-  const x402 = new X402Service(db.kysely, config, catalog, orders, app.log);
-  await x402.init();
-  app.addHook("onClose", async () => x402.stop());
-
-  const identities = new IdentityService(db.kysely, keys.identityToken, config.identity.tokenTtlDays);
-  const engine = new EngineService(db.kysely, config.codec, keys.datasetPrint, app.log);
-  await engine.init();
-
-  // --- suite jobs (issue #10): services are built here (one targeted line each) ---
-  const jobs = new JobService(db.kysely, config.baseUrl);
-  // --- end suite jobs services ---
-
-  const services: Services = {
-    config,
-    db,
-    catalog,
-    orders,
-    card,
-    claims,
-    x402,
-    metrics,
-    routes,
-    engine,
-    identities,
-    jobs,
-  };
   app.decorate("services", services);
   // One warning per half-configured payment rail (some of its settings given, not all: it stays off).
   warnHalfConfiguredRails(config, app.log);
@@ -220,14 +177,8 @@ export async function buildApp(options: AppOptions): Promise<App> {
   opsRoutes(app, { db, metrics });
   catalogRoutes(app, { catalog, config });
   orderRoutes(app, { orders, catalog, requireAdmin, baseUrl: config.baseUrl });
-  licenseRoutes(app, { licenses: new LicenseService(db.kysely, catalog) });
-  recoveryRoutes(app, {
-    recovery: new OrderRecovery(db.kysely, orders, {
-      baseUrl: config.baseUrl,
-      baseChainId: config.x402.baseChainId,
-      evmClient: () => x402.settlement.evmClient,
-    }),
-  });
+  licenseRoutes(app, { licenses: built.licenses });
+  recoveryRoutes(app, { recovery: built.recovery });
   cardRoutes(app, { card });
   claimRoutes(app, { claims });
   x402Routes(app, { x402, config, requireAdmin });
@@ -237,8 +188,9 @@ export async function buildApp(options: AppOptions): Promise<App> {
   discoveryRoutes(app, { config, catalog, routes });
   identityRoutes(app, { identities });
   engineRoutes(app, { engine, identities });
-  // --- suite jobs (issue #10): routes are registered here (one targeted line each) ---
-  // --- end suite jobs routes ---
+  quoteRoutes(app, { quotes, identities, ttlSeconds: config.suiteQuotes.ttlSeconds });
+  suitePurchaseRoutes(app, { purchase: suitePurchase, identities });
+  jobRoutes(app, { jobs, storage, db: db.kysely, dataDir: config.dataDir, baseUrl: config.baseUrl });
 
   await app.ready();
   // Recover x402 proofs left between settlement and order (crash, timeout), then keep reconciling.

@@ -1,3 +1,4 @@
+import os from "node:os";
 import path from "node:path";
 import { z } from "zod";
 
@@ -160,6 +161,29 @@ const envSchema = z.object({
   DATASET_PRINT_SECRET: optionalString.refine((v) => v === undefined || v.length >= 32, {
     message: "must be at least 32 characters",
   }),
+
+  // suite quotes (src/jobs/quotes.ts)
+  SUITE_QUOTE_TTL_SECONDS: intIn(60, 7 * 24 * 3600, 1800),
+
+  // suite job data (src/jobs/storage): S3-compatible object storage when S3_BUCKET is set, else DATA_DIR/jobs
+  S3_ENDPOINT: url("S3-compatible endpoint, e.g. http://127.0.0.1:9000; unset for AWS S3"),
+  S3_REGION: optionalString.refine((v) => v === undefined || /^[a-z0-9-]{1,64}$/.test(v), {
+    message: "must be a region name, e.g. us-east-1",
+  }),
+  S3_BUCKET: optionalString.refine((v) => v === undefined || /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(v), {
+    message: "must be a bucket name (3-63 characters: a-z, 0-9, dots and hyphens)",
+  }),
+  S3_ACCESS_KEY_ID: optionalString,
+  S3_SECRET_ACCESS_KEY: optionalString,
+  S3_FORCE_PATH_STYLE: optionalBoolean,
+
+  // suite-job execution: segments, workers and their queue (docs/suite.md "Queue and workers")
+  JOB_SEGMENT_BYTES: intIn(64 * 1024, 4 * 1024 * 1024 * 1024, 64 * 1024 * 1024),
+  JOB_SEGMENT_ATTEMPTS: intIn(1, 20, 3),
+  JOB_LEASE_SECONDS: intIn(2, 600, 20),
+  JOB_WORKER_IN_SERVICE: optionalBoolean,
+  JOB_WORKER_THREADS: optionalIntIn(1, 64),
+  JOB_WORKER_CONCURRENCY: intIn(1, 64, 1),
 });
 
 export type Env = z.infer<typeof envSchema>;
@@ -239,6 +263,28 @@ export interface Config {
   paymentLinkIds: Record<string, string>;
   /** Key of dataset prints; when unset (not in production) a generated one in DATA_DIR/secrets.json (src/secrets.ts). */
   datasetPrintSecret: string | undefined;
+  /** Object storage of suite job data (S3_*); undefined: files under DATA_DIR/jobs (src/jobs/storage). */
+  s3: S3Settings | undefined;
+  /** Suite quotes (src/jobs/quotes.ts). */
+  suiteQuotes: {
+    /** An open quote can be paid for this long; then 410 quote_expired. */
+    ttlSeconds: number;
+  };
+  /** Suite-job execution (src/jobs/runner.ts, docs/suite.md "Queue and workers"). */
+  jobRunner: {
+    /** Input bytes per segment (the unit of retry and of spreading over workers). */
+    segmentBytes: number;
+    /** Starts of a segment (a start whose worker died included) before it fails its job. */
+    segmentAttempts: number;
+    /** Lease of a running segment: a killed worker's segment moves on within lease × 1.5. */
+    leaseSeconds: number;
+    /** The HTTP service runs segments itself (default: yes on SQLite, no with DATABASE_URL). */
+    workerInService: boolean;
+    /** Codec threads per worker process (piscina pool). */
+    workerThreads: number;
+    /** Segments one worker process runs at once. */
+    workerConcurrency: number;
+  };
 }
 
 export class ConfigError extends Error {
@@ -249,6 +295,55 @@ export class ConfigError extends Error {
     super(`invalid setting ${setting}: ${problem}`);
     this.name = "ConfigError";
   }
+}
+
+export interface S3Settings {
+  /** undefined: AWS S3 itself */
+  endpoint: string | undefined;
+  region: string;
+  bucket: string;
+  /** undefined (both unset): the AWS SDK's default credential chain (AWS_* variables, instance roles) */
+  credentials: { accessKeyId: string; secretAccessKey: string } | undefined;
+  forcePathStyle: boolean;
+}
+
+const S3_SETTINGS = [
+  "S3_ENDPOINT",
+  "S3_REGION",
+  "S3_BUCKET",
+  "S3_ACCESS_KEY_ID",
+  "S3_SECRET_ACCESS_KEY",
+  "S3_FORCE_PATH_STYLE",
+] as const;
+
+/**
+ * S3_*: all unset → files under DATA_DIR; S3_BUCKET set → S3. A block given by halves refuses to
+ * start, naming the missing setting: job data must not land on one machine's disk by accident.
+ */
+function s3Settings(e: Env): S3Settings | undefined {
+  const given = S3_SETTINGS.filter((name) => e[name] !== undefined);
+  if (given.length === 0) return undefined;
+  if (e.S3_BUCKET === undefined) {
+    throw new ConfigError("S3_BUCKET", `required when other S3_* settings are given (${given.join(", ")})`);
+  }
+  if ((e.S3_ACCESS_KEY_ID === undefined) !== (e.S3_SECRET_ACCESS_KEY === undefined)) {
+    const missing = e.S3_ACCESS_KEY_ID === undefined ? "S3_ACCESS_KEY_ID" : "S3_SECRET_ACCESS_KEY";
+    throw new ConfigError(
+      missing,
+      "required with its pair (S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY: both, or neither for the AWS default credentials)",
+    );
+  }
+  return {
+    endpoint: e.S3_ENDPOINT?.replace(/\/+$/, ""),
+    region: e.S3_REGION ?? "us-east-1",
+    bucket: e.S3_BUCKET,
+    credentials:
+      e.S3_ACCESS_KEY_ID !== undefined && e.S3_SECRET_ACCESS_KEY !== undefined
+        ? { accessKeyId: e.S3_ACCESS_KEY_ID, secretAccessKey: e.S3_SECRET_ACCESS_KEY }
+        : undefined,
+    // S3-compatible servers (MinIO, s3rver, …) usually need path-style addressing; AWS does not.
+    forcePathStyle: e.S3_FORCE_PATH_STYLE === undefined ? e.S3_ENDPOINT !== undefined : isTrue(e.S3_FORCE_PATH_STYLE),
+  };
 }
 
 const PAYMENT_LINK_PREFIX = "PAYMENT_LINK_";
@@ -369,6 +464,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     paymentLinks,
     paymentLinkIds,
     datasetPrintSecret: e.DATASET_PRINT_SECRET,
+    s3: s3Settings(e),
+    suiteQuotes: { ttlSeconds: e.SUITE_QUOTE_TTL_SECONDS },
+    jobRunner: {
+      segmentBytes: e.JOB_SEGMENT_BYTES,
+      segmentAttempts: e.JOB_SEGMENT_ATTEMPTS,
+      leaseSeconds: e.JOB_LEASE_SECONDS,
+      workerInService:
+        e.JOB_WORKER_IN_SERVICE === undefined ? e.DATABASE_URL === undefined : isTrue(e.JOB_WORKER_IN_SERVICE),
+      workerThreads: e.JOB_WORKER_THREADS ?? Math.max(1, Math.min(4, os.availableParallelism())),
+      workerConcurrency: e.JOB_WORKER_CONCURRENCY,
+    },
   };
 }
 

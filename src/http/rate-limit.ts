@@ -29,6 +29,10 @@ export const RATE_LIMITED_ROUTES: readonly Limited[] = [
   // paid (x402): every request counts, a 402 challenge included
   { method: "POST", path: "/api/x402-products", group: "paid" },
   { method: "POST", path: "/api/x402-suite", prefix: true, group: "paid" },
+  // each quote is a stored row; each recovery challenge too, and recovery checks signatures
+  { method: "POST", path: "/api/ppp-quote", group: "paid" },
+  { method: "POST", path: "/api/orders/recover/challenge", group: "checkout" },
+  { method: "POST", path: "/api/orders/recover", group: "checkout" },
   // human checkout and claims: each creates a Stripe session or a claim for an operator
   { method: "POST", path: "/api/claims", group: "checkout" },
   { method: "POST", path: "/api/checkout", group: "checkout" },

@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from "node:crypto";
+import { createHash, createHmac, randomBytes } from "node:crypto";
 import type { Kysely } from "kysely";
 import { nowIso } from "../db/database.js";
 import type { Database } from "../db/schema.js";
@@ -6,6 +6,7 @@ import { Problem } from "../http/problem.js";
 import type { Executor } from "../orders/store.js";
 import { jobStore } from "./store.js";
 import type { JobRow, QuoteRow } from "./tables.js";
+import { suiteUsageId, type UsageLedger } from "./usage.js";
 
 /**
  * Suite jobs: created from a quote (free, or paid through the payment core, inside the grant
@@ -53,11 +54,32 @@ export const toNumber = (v: number | string | bigint | null): number => (v === n
 
 export class JobService {
   scheduler: JobScheduler | undefined;
+  /** The usage ledger (set by the composition root from the quote service). */
+  usage: Pick<UsageLedger, "record"> | undefined;
 
   constructor(
     private readonly db: Kysely<Database>,
     private readonly baseUrl: string,
+    /** Derives job tokens (like access tokens: HMAC of the job id), so a buyer's replay can be answered again. */
+    private readonly tokenSecret: string,
   ) {}
+
+  /** The job token: HMAC(secret, job id). Only its SHA-256 is stored. */
+  tokenFor(jobId: string): string {
+    return `jt_${createHmac("sha256", this.tokenSecret).update(`job:v1:${jobId}`).digest("base64url")}`;
+  }
+
+  /** The order core's quote fulfiller: the job a paid quote buys (created once). */
+  async fulfilQuote(
+    quoteId: string,
+    paid: { by: string; ref: string },
+    db: Executor,
+  ): Promise<{ jobId: string; created: boolean }> {
+    const quote = await jobStore.quote(db, quoteId);
+    if (!quote) throw new Problem(404, "quote_not_found", `No quote ${quoteId}.`);
+    const { job, created } = await this.createFromQuote(quote, paid, db);
+    return { jobId: job.id, created };
+  }
 
   /**
    * Creates the job of a quote (once: a quote buys one job). Runs inside the caller's transaction
@@ -67,13 +89,14 @@ export class JobService {
     quote: QuoteRow,
     paid: { by: string; ref: string | null },
     db: Executor = this.db,
-  ): Promise<{ job: JobRow; token: string | null }> {
+  ): Promise<{ job: JobRow; token: string; created: boolean }> {
     const existing = await jobStore.jobByQuote(db, quote.id);
-    if (existing) return { job: existing, token: null };
-    const token = `jt_${randomBytes(32).toString("base64url")}`;
+    if (existing) return { job: existing, token: this.tokenFor(existing.id), created: false };
+    const id = `job_${randomBytes(12).toString("base64url")}`;
+    const token = this.tokenFor(id);
     const at = nowIso();
     const job: JobRow = {
-      id: `job_${randomBytes(12).toString("base64url")}`,
+      id,
       quote_id: quote.id,
       token_hash: hashJobToken(token),
       state: "awaiting_input",
@@ -103,7 +126,25 @@ export class JobService {
     await jobStore.insertJob(db, job);
     const won = await jobStore.quoteTransition(db, quote.id, ["open", "paid"], "used", { job_id: job.id });
     if (!won) throw new Problem(409, "quote_already_used", `Quote ${quote.id} has already bought a job.`);
-    return { job, token };
+    return { job, token, created: true };
+  }
+
+  /** Records a job's input in the usage ledger (idempotent per job): the monthly free cap reads it. */
+  async recordUsage(jobId: string, bytes: number, db: Executor = this.db): Promise<void> {
+    if (!this.usage) return;
+    const job = await jobStore.job(db, jobId);
+    if (!job) return;
+    await this.usage.record(
+      {
+        id: suiteUsageId(jobId),
+        identityId: job.identity_id,
+        meter: "suite_bytes",
+        valueBytes: bytes,
+        jobId,
+        quoteId: job.quote_id,
+      },
+      db,
+    );
   }
 
   async get(id: string): Promise<JobRow> {

@@ -59,4 +59,32 @@ export const jobStore = {
   segments(db: Executor, jobId: string): Promise<JobSegmentRow[]> {
     return db.selectFrom("job_segments").selectAll().where("job_id", "=", jobId).orderBy("idx").execute();
   },
+
+  /** The newest open, unexpired quote of exactly this request and identity (a paid retry of the same body). */
+  latestOpenQuote(
+    db: Executor,
+    q: {
+      product: string;
+      data_class: string;
+      op: string;
+      level: string;
+      bytes: number;
+      identity_id: string | null;
+      now: string;
+    },
+  ): Promise<QuoteRow | undefined> {
+    let query = db
+      .selectFrom("quotes")
+      .selectAll()
+      .where("state", "=", "open")
+      .where("expires_at", ">", q.now)
+      .where("product", "=", q.product)
+      .where("data_class", "=", q.data_class)
+      .where("op", "=", q.op)
+      .where("level", "=", q.level)
+      .where("bytes", "=", q.bytes);
+    query =
+      q.identity_id === null ? query.where("identity_id", "is", null) : query.where("identity_id", "=", q.identity_id);
+    return query.orderBy("created_at", "desc").limit(1).executeTakeFirst();
+  },
 };

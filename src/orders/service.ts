@@ -79,12 +79,28 @@ export interface Granted {
 
 export type GrantListener = (order: OrderRow, db: Executor) => Promise<void>;
 
+/** Creates what a paid quote buys (a suite job), inside the grant transaction; idempotent per quote. */
+export type QuoteFulfiller = (
+  quoteId: string,
+  paid: { by: string; ref: string },
+  db: Executor,
+) => Promise<{ jobId: string; created: boolean }>;
+
+export interface QuoteGrantRequest {
+  /** Canonical proof key of the payment (x402 proof key, `stripe:cs_…`). */
+  proofKey: string;
+  quoteId: string;
+  rail: string;
+  payment?: PaymentRefInput;
+}
+
 /**
  * Orders and entitlements. `grant` is the single function through which every
  * rail (x402, card checkout, payment link, approved claim) creates an order.
  */
 export class OrderService {
   private readonly listeners: GrantListener[] = [];
+  private quoteFulfiller: QuoteFulfiller | undefined;
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -96,6 +112,34 @@ export class OrderService {
   /** Runs after an order is created, inside the granting transaction (e.g. olympiad seats). */
   onGranted(listener: GrantListener): void {
     this.listeners.push(listener);
+  }
+
+  /** The suite registers how a paid quote becomes a job. */
+  setQuoteFulfiller(fulfiller: QuoteFulfiller): void {
+    this.quoteFulfiller = fulfiller;
+  }
+
+  /**
+   * The quote counterpart of `grant`: a paid quote buys one job, through the same one-payment-one-
+   * fulfilment rule (the on-chain reference is held and bound to the job in the same transaction).
+   */
+  async grantQuote(req: QuoteGrantRequest, trx: Executor): Promise<{ jobId: string; created: boolean }> {
+    if (!this.quoteFulfiller) throw new Error("grantQuote: no quote fulfiller registered");
+    if (req.payment) {
+      const held = await this.holdPayment(req.proofKey, req.rail, req.payment, trx);
+      if (!held) throw paymentAlreadyUsed();
+    }
+    const result = await this.quoteFulfiller(req.quoteId, { by: req.rail, ref: req.proofKey }, trx);
+    if (req.payment) {
+      await orderStore.bindReferenceToJob(
+        trx,
+        paymentRef(req.payment.chain, req.payment.tx).ref,
+        req.proofKey,
+        result.jobId,
+        nowIso(),
+      );
+    }
+    return result;
   }
 
   accessUrl(orderId: string): string {
@@ -180,6 +224,7 @@ export class OrderService {
       rail,
       created_at: nowIso(),
       granted_at: null,
+      job_id: null,
     };
     const stored = await orderStore.claimReference(db, row);
     return stored.holder === holder;

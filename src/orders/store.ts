@@ -56,6 +56,15 @@ export const orderStore = {
       .execute();
   },
 
+  async bindReferenceToJob(db: Executor, ref: string, holder: string, jobId: string, at: string): Promise<void> {
+    await db
+      .updateTable("payment_references")
+      .set({ job_id: jobId, granted_at: at })
+      .where("ref", "=", ref)
+      .where("holder", "=", holder)
+      .execute();
+  },
+
   /** Releases a reference still held without an order (its settlement failed). */
   async releaseReference(db: Executor, ref: string, holder: string): Promise<void> {
     await db
@@ -63,6 +72,7 @@ export const orderStore = {
       .where("ref", "=", ref)
       .where("holder", "=", holder)
       .where("order_id", "is", null)
+      .where("job_id", "is", null)
       .execute();
   },
 

@@ -46,6 +46,8 @@ export interface PaymentReferenceRow {
   rail: string;
   created_at: string;
   granted_at: string | null;
+  /** The suite job a quote's payment bought (instead of an order). */
+  job_id: string | null;
 }
 
 export type PaymentChain = "evm" | "solana" | "btc";

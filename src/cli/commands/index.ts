@@ -5,6 +5,7 @@ import { compressCommand } from "./compress.js";
 import { decompressCommand } from "./decompress.js";
 import { profileCommand } from "./profile.js";
 import { serveCommand } from "./serve.js";
+import { workerCommand } from "./worker.js";
 
 /** Every CLI command. Add a file in this folder, then a line here. */
 export const COMMANDS: Command[] = [
@@ -14,4 +15,5 @@ export const COMMANDS: Command[] = [
   decompressCommand,
   profileCommand,
   benchCommand,
+  workerCommand,
 ];

@@ -132,6 +132,15 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn("item_kind", "text", (c) => c.notNull().defaultTo("product"))
     .execute();
   await db.schema.alterTable("card_sessions").addColumn("item_ref", "text").execute();
+  await db.schema.alterTable("card_sessions").addColumn("job_id", "text").execute();
+  // A quote's payment buys a job instead of an order: the reference names it.
+  await db.schema.alterTable("payment_references").addColumn("job_id", "text").execute();
+  await db.schema
+    .createIndex("payment_references_job_idx")
+    .on("payment_references")
+    .column("job_id")
+    .unique()
+    .execute();
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {

@@ -13,6 +13,16 @@ export const sessionStatusSchema = z.object({
   amount_cents: z.number().int(),
   order: orderViewSchema.omit({ email: true }).nullable(),
   access_url: z.string().nullable(),
+  job: z
+    .object({
+      job_id: z.string(),
+      job_token: z.string(),
+      status_url: z.string(),
+      upload_url: z.string(),
+      output_url: z.string(),
+    })
+    .nullable()
+    .describe("a paid suite quote's job (null for products)"),
   pending_reason: z.string().nullable(),
 });
 

@@ -5,6 +5,8 @@ import type { Config } from "../../config.js";
 import { isUniqueViolation, nowIso } from "../../db/database.js";
 import type { Database } from "../../db/schema.js";
 import { Problem } from "../../http/problem.js";
+import type { JobService } from "../../jobs/service.js";
+import type { PricedItem } from "../../orders/priced-item.js";
 import type { Granted, OrderService, OrderView } from "../../orders/service.js";
 import { cardReadiness, checkoutPaymentMethods } from "./rails.js";
 import { cardStore } from "./store.js";
@@ -40,6 +42,8 @@ export interface SessionStatus {
   amount_cents: number;
   order: OrderView | null;
   access_url: string | null;
+  /** A paid suite quote's job: its id, token and where to upload (null for products). */
+  job: { job_id: string; job_token: string; status_url: string; upload_url: string; output_url: string } | null;
   /** Why an unpaid completed session waits (bank debits settle in days). */
   pending_reason: string | null;
 }
@@ -63,6 +67,8 @@ export class CardService {
   private readonly skuByLinkId = new Map<string, string>();
   /** When the public status route last re-read each session from Stripe (bounds Stripe calls per session). */
   private readonly lastRead = new Map<string, number>();
+  /** Jobs answer paid quote sessions (set by the composition root). */
+  jobs: Pick<JobService, "tokenFor" | "links"> | undefined;
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -153,8 +159,139 @@ export class CardService {
       updated_at: at,
       item_kind: "product",
       item_ref: product.sku,
+      job_id: null,
     });
     return { url: session.url, session_id: session.id, reused: !fresh };
+  }
+
+  /**
+   * A hosted Checkout Session for a priced item other than a catalog product (a suite quote): the
+   * amount is the item's, never the client's; the job is created once, when the payment lands
+   * (webhook or success-page read), through the order core.
+   */
+  async createItemCheckout(item: PricedItem, email: string): Promise<CheckoutResult> {
+    if (!isEmail(email.trim())) throw new Problem(400, "invalid_email", "email must be a valid e-mail address.");
+    const ready = cardReadiness(this.config).checkout;
+    if (!ready.configured) {
+      throw new Problem(
+        503,
+        "card_rails_not_configured",
+        `Card checkout is not configured on this server (missing ${ready.missing.join(", ")}). Pay with x402: POST /api/x402-suite.`,
+        { configured: false, missing: { card_checkout: ready.missing }, alternatives: ["POST /api/x402-suite"] },
+      );
+    }
+    const stripe = this.requireStripe();
+    const base = this.config.baseUrl;
+    const params: Stripe.Checkout.SessionCreateParams = {
+      mode: "payment",
+      line_items: [
+        {
+          quantity: 1,
+          price_data: {
+            currency: "usd",
+            unit_amount: item.amountCents,
+            product_data: {
+              name: item.name,
+              description: item.description,
+              metadata: { item_kind: item.kind, item_ref: item.ref },
+            },
+          },
+        },
+      ],
+      customer_email: email.trim(),
+      success_url: `${base}/pay/success?session_id={CHECKOUT_SESSION_ID}`,
+      cancel_url: `${base}/pay/cancel?quote=${encodeURIComponent(item.ref)}`,
+      metadata: { sku: item.sku, item_kind: item.kind, item_ref: item.ref, email: email.trim(), source: "labphi" },
+      payment_intent_data: { metadata: { item_kind: item.kind, item_ref: item.ref, source: "labphi" } },
+    };
+    const requestKey = `checkout:${item.kind}:${item.ref}`;
+    const reuse = await cardStore.openSessionByRequestKey(this.db, requestKey);
+    if (reuse?.url) return { url: reuse.url, session_id: reuse.id, reused: true };
+    let session: Stripe.Checkout.Session;
+    try {
+      session = await stripe.checkout.sessions.create(params, {
+        idempotencyKey: `labphi:${sha256(`${requestKey}|${JSON.stringify(params)}`)}`,
+      });
+    } catch (err) {
+      throw stripeProblem(err, "creating the checkout session");
+    }
+    if (!session.url) throw new Problem(502, "stripe_bad_response", "Stripe answered a session without a URL.");
+    const at = nowIso();
+    const fresh = await cardStore.insertSessionIfAbsent(this.db, {
+      id: session.id,
+      rail: "card_checkout",
+      sku: item.sku,
+      email: email.trim(),
+      amount_cents: item.amountCents,
+      currency: "usd",
+      payment_link_id: null,
+      payment_intent_id: idOf(session.payment_intent),
+      status: "open",
+      url: session.url,
+      request_key: requestKey,
+      order_id: null,
+      refunded_at: null,
+      note: null,
+      created_at: at,
+      updated_at: at,
+      item_kind: item.kind,
+      item_ref: item.ref,
+      job_id: null,
+    });
+    return { url: session.url, session_id: session.id, reused: !fresh };
+  }
+
+  /** A quote session read from Stripe: checked against our row (amount, currency, mode), then its job granted once. */
+  private async syncQuoteSession(
+    s: Stripe.Checkout.Session,
+    local: CardSessionRow,
+  ): Promise<{ outcome: string; session?: CardSessionRow }> {
+    const at = nowIso();
+    const mismatch =
+      s.mode !== "payment"
+        ? `mode ${s.mode}`
+        : (s.currency ?? "").toLowerCase() !== "usd"
+          ? `currency ${s.currency}`
+          : s.amount_total !== local.amount_cents
+            ? `amount ${s.amount_total} != ${local.amount_cents}`
+            : s.metadata?.item_ref && s.metadata.item_ref !== local.item_ref
+              ? "quote changed"
+              : undefined;
+    if (mismatch) {
+      const changed = await cardStore.transition(this.db, s.id, ["open", "awaiting_payment"], {
+        status: "mismatch",
+        note: mismatch,
+        updated_at: at,
+      });
+      if (changed) await this.orders.audit("stripe", "card.session_mismatch", s.id, { note: mismatch });
+      return { outcome: `mismatch:${mismatch}` };
+    }
+    const paid = s.status === "complete" && (s.payment_status === "paid" || s.payment_status === "no_payment_required");
+    if (!paid) {
+      if (s.status === "expired") {
+        await cardStore.transition(this.db, s.id, ["open", "awaiting_payment"], { status: "expired", updated_at: at });
+        return { outcome: "expired", session: await cardStore.session(this.db, s.id) };
+      }
+      return { outcome: "open", session: await cardStore.session(this.db, s.id) };
+    }
+    const pi = idOf(s.payment_intent);
+    const result = await this.db.transaction().execute(async (trx) => {
+      const job = await this.orders.grantQuote(
+        { proofKey: sessionProofKey(s.id), quoteId: local.item_ref ?? "", rail: "card_checkout" },
+        trx,
+      );
+      await cardStore.transition(trx, s.id, ["open", "awaiting_payment", "failed", "expired"], {
+        status: "paid",
+        job_id: job.jobId,
+        payment_intent_id: pi,
+        updated_at: at,
+      });
+      return job;
+    });
+    return {
+      outcome: result.created ? "granted" : "already_granted",
+      session: await cardStore.session(this.db, s.id),
+    };
   }
 
   /** The Checkout Session parameters for one product (mode payment, catalog price in USD). */
@@ -286,6 +423,10 @@ export class CardService {
       throw stripeProblem(err, "reading the checkout session");
     }
     const local = await cardStore.session(this.db, s.id);
+    if (local?.item_kind === "quote") return this.syncQuoteSession(s, local);
+    if (!local && s.metadata?.source === "labphi" && s.metadata.item_kind === "quote") {
+      return { outcome: "ignored:unknown_quote_session" };
+    }
     const linkId = idOf(s.payment_link);
     let sku: string | undefined;
     let rail: string;
@@ -328,6 +469,7 @@ export class CardService {
         updated_at: at,
         item_kind: "product",
         item_ref: sku,
+        job_id: null,
       });
     }
     if (mismatch || !product) {
@@ -521,6 +663,17 @@ export class CardService {
       order = this.orders.view(row);
       accessUrl = this.orders.accessUrl(row.id);
     }
+    let job: SessionStatus["job"] = null;
+    if (local.job_id && this.jobs) {
+      const links = this.jobs.links(local.job_id);
+      job = {
+        job_id: local.job_id,
+        job_token: this.jobs.tokenFor(local.job_id),
+        status_url: links.self,
+        upload_url: links.input,
+        output_url: links.output,
+      };
+    }
     return {
       session_id: local.id,
       sku: local.sku,
@@ -529,6 +682,7 @@ export class CardService {
       amount_cents: local.amount_cents,
       order,
       access_url: accessUrl,
+      job,
       pending_reason:
         local.status === "awaiting_payment"
           ? "The payment method settles later (for example a US bank debit, which takes up to 4 business days). Access is granted when the payment succeeds; this page shows it then."

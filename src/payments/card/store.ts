@@ -37,7 +37,7 @@ export const cardStore = {
     db: Executor,
     id: string,
     from: CardSessionStatus[],
-    set: Partial<Pick<CardSessionRow, "status" | "order_id" | "payment_intent_id" | "note" | "email">> & {
+    set: Partial<Pick<CardSessionRow, "status" | "order_id" | "payment_intent_id" | "note" | "email" | "job_id">> & {
       updated_at: string;
     },
   ): Promise<boolean> {

@@ -1,7 +1,6 @@
 import { getBase58Decoder, getBase58Encoder } from "@solana/kit";
-import type { Product } from "../../catalog/service.js";
 import type { Config } from "../../config.js";
-import { BASE_USDC_EIP712, centsToAtomic, MAX_TIMEOUT_SECONDS, type X402Rail, x402Rails } from "./rails.js";
+import { BASE_USDC_EIP712, MAX_TIMEOUT_SECONDS, type X402Rail, x402Rails } from "./rails.js";
 
 /**
  * Payment requirements (one per configured rail) for a product, in the two shapes
@@ -73,10 +72,10 @@ export function configuredRails(config: Config): (X402Rail & { payTo: string })[
 
 export function acceptEntry(
   rail: X402Rail & { payTo: string },
-  product: Product,
-  ctx: RequirementContext,
+  item: { amountUnits: string; description: string; resource: string },
+  ctx: Omit<RequirementContext, "resource">,
 ): AcceptEntry {
-  const amount = centsToAtomic(product.amountCents);
+  const amount = item.amountUnits;
   return {
     scheme: "exact",
     network: rail.network,
@@ -84,10 +83,8 @@ export function acceptEntry(
     amount,
     asset: rail.asset,
     payTo: rail.payTo,
-    resource: ctx.resource,
-    description: `${product.name} (${product.sku}): ${product.grants}. Price ${product.amountUsd} USD = ${amount} atomic USDC units (6 decimals).${
-      rail.chain === "solana" && !ctx.feePayer ? ` ${NO_FEE_PAYER_NOTE}` : ""
-    }`,
+    resource: item.resource,
+    description: `${item.description}${rail.chain === "solana" && !ctx.feePayer ? ` ${NO_FEE_PAYER_NOTE}` : ""}`,
     mimeType: "application/json",
     maxTimeoutSeconds: MAX_TIMEOUT_SECONDS,
     extra: railExtra(rail, ctx.feePayer),

@@ -1,0 +1,98 @@
+import { ConfigError, loadConfig } from "../../config.js";
+import { openDatabase } from "../../db/database.js";
+import { migrateToLatest } from "../../db/migrate.js";
+import { buildServices } from "../../services.js";
+import { type CliIO, type Command, UsageError } from "../command.js";
+import { parseCodecArgs } from "./compress.js";
+
+const HELP = `Usage: labphi worker [options]
+
+Runs suite-job segments (no HTTP server): opens the database and the object store from the
+settings (DATABASE_URL, DATA_DIR, S3_*), takes segment tasks from the queue and codes them on a
+pool of threads, printing one line per segment. With DATABASE_URL the queue is BullMQ on
+PostgreSQL: start as many workers, on as many machines, as you like (same DATABASE_URL and the
+same object store). A killed worker's segment moves to another worker within 1.5 x
+JOB_LEASE_SECONDS. SIGTERM / SIGINT: stop taking segments, finish the running ones (up to
+JOB_LEASE_SECONDS, then give them back to the queue) and exit 0; a second signal exits at once.
+
+Options:
+  --concurrency N   segments at once in this process (default JOB_WORKER_CONCURRENCY)
+  --threads N       codec threads (default JOB_WORKER_THREADS)
+  -h, --help        this help
+
+See docs/suite.md, "Queue and workers".`;
+
+function count(value: string | undefined, name: string): number | undefined {
+  if (value === undefined) return undefined;
+  if (!/^\d+$/.test(value) || Number(value) < 1 || Number(value) > 64) {
+    throw new UsageError(`${name} must be an integer between 1 and 64`);
+  }
+  return Number(value);
+}
+
+export const workerCommand: Command = {
+  name: "worker",
+  summary: "Run suite-job segments from the queue (several per machine or cluster)",
+  help: HELP,
+  async run(args: string[], io: CliIO): Promise<number> {
+    const parsed = parseCodecArgs(args, { values: ["concurrency", "threads"], flags: [] });
+    if (parsed.positional.length > 0) throw new UsageError(`unexpected argument ${parsed.positional[0]}`);
+    let config: ReturnType<typeof loadConfig>;
+    try {
+      config = loadConfig(io.env);
+    } catch (err) {
+      if (err instanceof ConfigError) {
+        io.stderr.write(`labphi: ${err.message}\n`);
+        return 78;
+      }
+      throw err;
+    }
+    const concurrency = count(parsed.values.concurrency, "--concurrency") ?? config.jobRunner.workerConcurrency;
+    const threads = count(parsed.values.threads, "--threads") ?? config.jobRunner.workerThreads;
+    const say = (line: string) => io.stdout.write(`${new Date().toISOString()} ${line}\n`);
+
+    const db = openDatabase(config);
+    await migrateToLatest(db);
+    // The same services as the web app (src/services.ts), without a web server: this process only
+    // runs segment workers (the reconciler and the HTTP routes belong to the service).
+    const services = await buildServices({
+      config,
+      db,
+      worker: { start: true, concurrency, threads, say },
+    });
+    const { runner } = services;
+    const queue = runner.queue;
+    say(
+      `worker ${process.pid} ready: queue ${queue.kind} on ${db.kind}, ${concurrency} segment(s) at once, ${threads} ` +
+        `thread(s), lease ${queue.leaseMs / 1000} s (a dead worker's segment moves on within ${queue.recoveryBoundMs / 1000} s)`,
+    );
+
+    return new Promise<number>((resolve) => {
+      let stopping = false;
+      const stop = (signal: string) => {
+        if (stopping) {
+          say(`${signal} again: exiting now (running segments go back to the queue when their lease runs out)`);
+          process.exit(1);
+        }
+        stopping = true;
+        say(`${signal}: finishing running segments (at most ${queue.leaseMs / 1000} s), then exiting`);
+        runner
+          .stop({ graceMs: queue.leaseMs })
+          .then(() => services.close())
+          .then(() => db.close())
+          .then(
+            () => {
+              say("stopped");
+              resolve(0);
+            },
+            (err) => {
+              io.stderr.write(`labphi worker: stopping failed: ${err instanceof Error ? err.message : String(err)}\n`);
+              resolve(1);
+            },
+          );
+      };
+      process.on("SIGTERM", () => stop("SIGTERM"));
+      process.on("SIGINT", () => stop("SIGINT"));
+    });
+  },
+};

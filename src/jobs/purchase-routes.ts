@@ -1,0 +1,117 @@
+import { z } from "zod";
+import { Problem, problemSchema } from "../http/problem.js";
+import { emailText, plainText } from "../http/text.js";
+import type { App } from "../http/types.js";
+import { type IdentityService, presentedToken } from "../identity/service.js";
+import { paymentHeader } from "../payments/x402/proof.js";
+import { challengeSchema } from "../payments/x402/routes.js";
+import { SUITE_RESOURCE_PATH, type SuitePurchase } from "./purchase.js";
+import { quoteViewSchema, suiteRequestFields } from "./quote-schemas.js";
+
+export const jobPurchaseSchema = z.object({
+  job_id: z.string(),
+  job_token: z.string().describe("bearer token of the job's routes (Authorization: Bearer <job_token>); keep it"),
+  quote_id: z.string(),
+  status_url: z.string(),
+  upload_url: z.string().describe("PUT the input here (application/octet-stream), or use upload_tus"),
+  upload_tus: z.string().describe("tus endpoint for resumable uploads (metadata job_id)"),
+  output_url: z.string(),
+  amount_units: z.string().describe("what was paid, USDC atomic units (0 within the free cap)"),
+  rail: z.string().optional(),
+  transaction: z.string().optional(),
+  quote: quoteViewSchema.optional(),
+});
+
+const pendingSchema = z
+  .object({ status: z.literal(202), code: z.string(), detail: z.string(), retry_after: z.number().int() })
+  .catchall(z.unknown());
+
+/** POST /api/x402-suite: the agents' way to buy (or start, within the free cap) a suite job. */
+export function suitePurchaseRoutes(app: App, deps: { purchase: SuitePurchase; identities: IdentityService }) {
+  app.post(
+    SUITE_RESOURCE_PATH,
+    {
+      schema: {
+        summary: "Start a metered compression suite job: free within the cap, else a 402 metered quote paid with x402",
+        description:
+          "The request is quoted (GB = 10^9 bytes). Within the free cap: 200 with `job_id`, `job_token` and where to upload. Above it: 402 with the quote in `accepts[]` (amount = the quote's, never the client's) and `quote`; repeat the same request (optionally with `quote_id`) with the proof in PAYMENT-SIGNATURE or X-PAYMENT → 200 with the job once settled, exactly once, and only to the payer (send a payment identifier or Idempotency-Key). 202 + Retry-After while settlement is pending.",
+        tags: ["suite", "x402"],
+        security: [{}, { x402Payment: [] }] as { [label: string]: string[] }[],
+        body: z.object({
+          ...suiteRequestFields,
+          identity: plainText(200).min(1).optional().describe("a join-work identity token (or X-Identity-Token)"),
+          quote_id: plainText(64).optional().describe("the quote to pay (from the 402 or POST /api/ppp-quote)"),
+        }),
+        response: {
+          200: jobPurchaseSchema,
+          202: pendingSchema,
+          400: problemSchema,
+          401: problemSchema,
+          402: challengeSchema.extend({ quote: quoteViewSchema.optional() }),
+          404: problemSchema,
+          409: problemSchema,
+          410: problemSchema,
+          503: problemSchema,
+        },
+      },
+    },
+    async (request, reply) => {
+      const { identity: bodyToken, ...input } = request.body;
+      const headerToken = presentedToken(request.headers);
+      if (bodyToken !== undefined && headerToken !== null && bodyToken !== headerToken) {
+        throw new Problem(400, "identity_conflict", "Two different identity tokens were sent (body and header).");
+      }
+      const token = bodyToken ?? headerToken;
+      const identity = token === null ? null : await deps.identities.verify(token);
+      const header = paymentHeader(request.headers as Record<string, string | undefined>);
+      const idem = request.headers["idempotency-key"];
+      const outcome = await deps.purchase.x402(input, header?.value, identity, {
+        idempotencyKey: Array.isArray(idem) ? idem[0] : idem,
+      });
+      switch (outcome.kind) {
+        case "free":
+          return reply.code(200).header("Cache-Control", "private, no-store").send(outcome.body);
+        case "quote_challenge":
+          return reply
+            .code(402)
+            .headers(outcome.challenge.headers)
+            .send({ ...outcome.challenge.body, quote: outcome.quote });
+        case "challenge":
+          return reply.code(402).headers(outcome.challenge.headers).send(outcome.challenge.body);
+        case "pending":
+          return reply.code(202).headers(outcome.pending.headers).send(outcome.pending.body);
+        default:
+          return reply
+            .code(200)
+            .headers(outcome.purchase.headers)
+            .send(outcome.purchase.body as never);
+      }
+    },
+  );
+
+  app.post(
+    "/api/ppp-checkout",
+    {
+      schema: {
+        summary: "Pay a suite quote by card: a hosted Stripe checkout for exactly the quote's amount",
+        description:
+          "Returns the checkout `url`. The job is created once, when the payment lands; the success page (and GET /api/checkout/:session_id) then shows `job_id`, `job_token` and the upload URL.",
+        tags: ["suite", "payments"],
+        body: z.object({
+          quote_id: plainText(64).min(1).describe("from POST /api/ppp-quote"),
+          email: emailText().optional().describe("receipt address (defaults to the quote's)"),
+        }),
+        response: {
+          200: z.object({ url: z.string(), session_id: z.string(), reused: z.boolean(), quote_id: z.string() }),
+          400: problemSchema,
+          404: problemSchema,
+          409: problemSchema,
+          410: problemSchema,
+          502: problemSchema,
+          503: problemSchema,
+        },
+      },
+    },
+    async (request) => deps.purchase.checkout(request.body.quote_id, request.body.email),
+  );
+}

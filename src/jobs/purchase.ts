@@ -1,0 +1,165 @@
+import type { Kysely } from "kysely";
+import type { Database } from "../db/schema.js";
+import { Problem } from "../http/problem.js";
+import { quoteItem } from "../orders/priced-item.js";
+import type { CardService, CheckoutResult } from "../payments/card/service.js";
+import type { BuyerSecrets, Challenge, PurchaseOutcome, X402Service } from "../payments/x402/service.js";
+import type { QuoteView, SuiteRequest } from "./quote-schemas.js";
+import type { QuoteService } from "./quotes.js";
+import type { JobService } from "./service.js";
+import { jobStore } from "./store.js";
+import type { QuoteRow } from "./tables.js";
+
+/**
+ * Buying a suite job: every request is priced by a persisted quote; within the free cap the job
+ * starts at once, above it the quote is paid through the one payment core (x402 here, card
+ * checkout in payments/card), whose grant creates the job exactly once.
+ */
+
+export const SUITE_RESOURCE_PATH = "/api/x402-suite";
+
+export interface SuitePurchaseRequest extends SuiteRequest {
+  /** The quote to pay (from the 402 or POST /api/ppp-quote); without it, the request is quoted again. */
+  quote_id?: string | null | undefined;
+}
+
+export interface FreeJob {
+  job_id: string;
+  job_token: string;
+  quote_id: string;
+  status_url: string;
+  upload_url: string;
+  upload_tus: string;
+  output_url: string;
+  amount_units: "0";
+  quote: QuoteView;
+}
+
+export type SuiteOutcome =
+  | { kind: "free"; body: FreeJob }
+  | { kind: "quote_challenge"; challenge: Challenge; quote: QuoteView }
+  | PurchaseOutcome;
+
+export class SuitePurchase {
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly quotes: QuoteService,
+    private readonly jobs: JobService,
+    private readonly payments: X402Service,
+    private readonly card: CardService,
+    private readonly baseUrl: string,
+  ) {}
+
+  /**
+   * POST /api/ppp-checkout: a hosted card checkout for a quote (the human path). The amount is the
+   * quote's, rounded up to the cent; the job is created when the payment lands (webhook or the
+   * success page), once.
+   */
+  async checkout(quoteId: string, email: string | undefined): Promise<CheckoutResult & { quote_id: string }> {
+    const quote = await this.quotes.payable(quoteId);
+    if (quote.amount_units === "0") {
+      throw new Problem(
+        409,
+        "quote_is_free",
+        `Quote ${quote.id} is within the free cap: nothing to pay. Start it with POST /api/x402-suite (same request, no payment).`,
+        { quote_id: quote.id },
+      );
+    }
+    const to = email ?? quote.email;
+    if (!to) throw new Problem(400, "email_required", "A card checkout needs an e-mail address for the receipt.");
+    const session = await this.card.createItemCheckout(quoteItem(quote, this.resource()), to);
+    return { ...session, quote_id: quote.id };
+  }
+
+  private resource(): string {
+    return `${this.baseUrl}${SUITE_RESOURCE_PATH}`;
+  }
+
+  /** POST /api/x402-suite: free → the job at once; unpaid → 402 with the quote; paid → the job. */
+  async x402(
+    input: SuitePurchaseRequest,
+    header: string | undefined,
+    identity: { id: string } | null,
+    secrets: BuyerSecrets = {},
+  ): Promise<SuiteOutcome> {
+    if (header === undefined) {
+      const view = await this.quotes.quote(stripQuoteId(input), identity);
+      const quote = await this.quotes.get(view.quote_id);
+      if (view.free) return { kind: "free", body: await this.startFree(quote, view) };
+      return {
+        kind: "quote_challenge",
+        challenge: this.payments.challengeFor(quoteItem(quote, this.resource())),
+        quote: view,
+      };
+    }
+    // A retry of a proof already in the ledger pays the quote it was reserved for.
+    const known = await this.payments.itemOfProof(header);
+    const quote =
+      known?.kind === "quote" && known.ref ? await this.quotes.get(known.ref) : await this.quoteFor(input, identity);
+    if (known?.kind === "quote") this.quotes.assertMatches(quote, input);
+    if (quote.amount_units === "0") {
+      throw new Problem(
+        409,
+        "quote_is_free",
+        `Quote ${quote.id} is within the free cap: nothing to pay. Send the request without a payment header to start the job.`,
+        { quote_id: quote.id },
+      );
+    }
+    return this.payments.buy(quoteItem(quote, this.resource()), { email: input.email ?? null }, header, secrets);
+  }
+
+  /**
+   * The quote a paid retry pays: the one it names, else the newest open quote of the same request
+   * and identity (what a stock client's retry of the same body means), else a fresh one priced now.
+   */
+  private async quoteFor(input: SuitePurchaseRequest, identity: { id: string } | null): Promise<QuoteRow> {
+    if (input.quote_id) {
+      const quote = await this.quotes.payable(input.quote_id);
+      this.quotes.assertMatches(quote, input);
+      if ((quote.identity_id ?? null) !== (identity?.id ?? null)) {
+        throw new Problem(409, "quote_mismatch", "This quote was made for another identity.", {
+          quote_id: quote.id,
+          fields: ["identity"],
+        });
+      }
+      return quote;
+    }
+    const open = await jobStore.latestOpenQuote(this.db, {
+      product: input.product,
+      data_class: input.dataClass,
+      op: input.op,
+      level: input.level ?? "fast",
+      bytes: input.bytes,
+      identity_id: identity?.id ?? null,
+      now: new Date().toISOString(),
+    });
+    if (open) return open;
+    const view = await this.quotes.quote(stripQuoteId(input), identity);
+    return this.quotes.get(view.quote_id);
+  }
+
+  /** A quote within the free cap starts its job at once (its identity's cap re-checked in the same transaction). */
+  private async startFree(quote: QuoteRow, view: QuoteView): Promise<FreeJob> {
+    const job = await this.db.transaction().execute(async (trx) => {
+      await this.quotes.recheckFreeCap(quote, trx);
+      return (await this.jobs.createFromQuote(quote, { by: "free", ref: null }, trx)).job;
+    });
+    const links = this.jobs.links(job.id);
+    return {
+      job_id: job.id,
+      job_token: this.jobs.tokenFor(job.id),
+      quote_id: quote.id,
+      status_url: links.self,
+      upload_url: links.input,
+      upload_tus: links.upload_tus,
+      output_url: links.output,
+      amount_units: "0",
+      quote: { ...view, state: "used" },
+    };
+  }
+}
+
+function stripQuoteId(input: SuitePurchaseRequest): SuiteRequest {
+  const { quote_id: _q, ...rest } = input;
+  return rest;
+}

@@ -1,0 +1,552 @@
+import { createHash } from "node:crypto";
+import { once } from "node:events";
+import { PassThrough } from "node:stream";
+import { type Kysely, sql } from "kysely";
+import { Piscina } from "piscina";
+import type { Level } from "../codec/index.js";
+import { nowIso } from "../db/database.js";
+import type { Database } from "../db/schema.js";
+import { errorMessage, PermanentTaskError, type TaskContext, type TaskFailure, type TaskQueue } from "./queue/types.js";
+import type { SegmentOp, UnitReply, UnitTask } from "./segment-job.js";
+import type { JobScheduler } from "./service.js";
+import { jobKeys, type ObjectStore } from "./storage/types.js";
+import { jobStore } from "./store.js";
+import type { JobRow, JobSegmentRow } from "./tables.js";
+
+/**
+ * Runs suite jobs (issue #10 items 5–6). `schedule(job)` plans a job whose input is complete into
+ * segments (compress / roundtrip: every `segmentBytes` of input; decompress: whole stream records
+ * up to about `segmentBytes`), writes their `job_segments` rows and enqueues one task per segment
+ * (id `<job>:<idx>`, so planning twice enqueues nothing new). A task reads its input range from
+ * the object store, cuts it into units (a `chunkBytes` chunk, or one record), codes them on a
+ * piscina pool (at most `threads × 2` units in flight, input buffers transferred in, outputs moved
+ * back) and streams the outputs in order into `jobs/<job>/out/<idx>`. The job's output is the
+ * concatenation of the segments' outputs: for compress and roundtrip one codec stream that
+ * `labphi decompress` (decompressStream) restores. Every state change is a conditional update:
+ * a redelivered task whose segment is done does nothing, the job is finalized once (`done`, with
+ * the SHA-256 of the whole output), and a segment that fails its last attempt fails the job with
+ * `error_code` / `error_detail`.
+ */
+
+export const DEFAULT_CHUNK_BYTES = 4 * 1024 * 1024;
+/** the largest stream record read (decompressStream's maxContainerBytes default) */
+export const MAX_RECORD_BYTES = 64 * 1024 * 1024;
+export const SEGMENT_TASK = "segment";
+
+export interface RunnerOptions {
+  db: Kysely<Database>;
+  store: ObjectStore;
+  queue: TaskQueue;
+  /** input bytes per segment (JOB_SEGMENT_BYTES) */
+  segmentBytes: number;
+  /** starts per segment (JOB_SEGMENT_ATTEMPTS) */
+  attempts: number;
+  /** piscina threads (JOB_WORKER_THREADS) */
+  threads: number;
+  /** segments at once in this process (JOB_WORKER_CONCURRENCY) */
+  concurrency: number;
+  /** first retry delay (default 1 s, doubling) */
+  backoffMs?: number;
+  /** input bytes per stream record (default min(4 MiB, segmentBytes)) */
+  chunkBytes?: number;
+  /** progress and problems, one line each */
+  log?: (line: string) => void;
+  /** test hook: runs before each segment attempt; a throw fails that attempt */
+  beforeSegment?: (jobId: string, idx: number, attempt: number) => void | Promise<void>;
+}
+
+interface SegmentPayload {
+  job: string;
+  idx: number;
+}
+
+interface Range {
+  offset: number;
+  length: number;
+}
+
+const ACTIVE: JobRow["state"][] = ["queued", "running"];
+
+class InputCorrupt extends PermanentTaskError {
+  constructor(message: string) {
+    super(message, "input_corrupt");
+  }
+}
+
+/** A stream that yields `size`-byte units (the last one shorter), each owning its buffer. */
+async function* fixedUnits(input: AsyncIterable<Buffer>, size: number): AsyncGenerator<Uint8Array> {
+  let cur = new Uint8Array(size);
+  let fill = 0;
+  for await (const chunk of input) {
+    let i = 0;
+    while (i < chunk.length) {
+      const n = Math.min(size - fill, chunk.length - i);
+      cur.set(chunk.subarray(i, i + n), fill);
+      fill += n;
+      i += n;
+      if (fill === size) {
+        yield cur;
+        cur = new Uint8Array(size);
+        fill = 0;
+      }
+    }
+  }
+  if (fill > 0) yield cur.slice(0, fill);
+}
+
+/** Reads stream records (uvarint length + framed container), calling `record(headerLen, length)`. */
+class RecordScanner {
+  private header: number[] = [];
+  private value = 0;
+  private shift = 0;
+  /** payload bytes of the current record still to come */
+  remaining = 0;
+
+  constructor(private readonly onHeader: (header: number[], length: number) => void) {}
+
+  get inRecord(): boolean {
+    return this.remaining > 0 || this.header.length > 0;
+  }
+
+  /** consumes header bytes from chunk[i..]; returns the new index (stops at the payload) */
+  readHeader(chunk: Uint8Array, i: number): number {
+    while (i < chunk.length && this.remaining === 0) {
+      const b = chunk[i++] as number;
+      this.header.push(b);
+      this.value += (b & 0x7f) * 2 ** this.shift;
+      this.shift += 7;
+      if (b & 0x80) {
+        if (this.header.length >= 8) throw new InputCorrupt("not a codec stream: a record length runs past 8 bytes");
+        continue;
+      }
+      const len = this.value;
+      if (len < 2) throw new InputCorrupt("not a codec stream: a record of length < 2");
+      if (len > MAX_RECORD_BYTES) {
+        throw new InputCorrupt(`not a codec stream: a record of ${len} bytes (more than ${MAX_RECORD_BYTES})`);
+      }
+      const header = this.header;
+      this.header = [];
+      this.value = 0;
+      this.shift = 0;
+      this.remaining = len;
+      this.onHeader(header, len);
+    }
+    return i;
+  }
+}
+
+/** Whole records (header included), each owning its buffer. */
+async function* recordUnits(input: AsyncIterable<Buffer>): AsyncGenerator<Uint8Array> {
+  let cur: Uint8Array | null = null;
+  let fill = 0;
+  const scanner = new RecordScanner((header, len) => {
+    cur = new Uint8Array(header.length + len);
+    cur.set(header);
+    fill = header.length;
+  });
+  for await (const chunk of input) {
+    let i = 0;
+    while (i < chunk.length) {
+      if (scanner.remaining === 0) {
+        i = scanner.readHeader(chunk, i);
+        continue;
+      }
+      const rec = cur as unknown as Uint8Array;
+      const n = Math.min(scanner.remaining, chunk.length - i);
+      rec.set(chunk.subarray(i, i + n), fill);
+      fill += n;
+      i += n;
+      scanner.remaining -= n;
+      if (scanner.remaining === 0) {
+        yield rec;
+        cur = null;
+      }
+    }
+  }
+  if (scanner.inRecord) throw new InputCorrupt("the input ends inside a stream record (truncated)");
+}
+
+/** Decompress planning: segments of whole records, cut once a segment reaches `segmentBytes`. */
+export async function planRecordSegments(input: AsyncIterable<Buffer>, segmentBytes: number): Promise<Range[]> {
+  const ranges: Range[] = [];
+  let offset = 0;
+  let start = 0;
+  const scanner = new RecordScanner(() => {});
+  for await (const chunk of input) {
+    let i = 0;
+    while (i < chunk.length) {
+      if (scanner.remaining === 0) {
+        const j = scanner.readHeader(chunk, i);
+        offset += j - i;
+        i = j;
+        continue;
+      }
+      const n = Math.min(scanner.remaining, chunk.length - i);
+      scanner.remaining -= n;
+      offset += n;
+      i += n;
+      if (scanner.remaining === 0 && offset - start >= segmentBytes) {
+        ranges.push({ offset: start, length: offset - start });
+        start = offset;
+      }
+    }
+  }
+  if (scanner.inRecord) throw new InputCorrupt("the input ends inside a stream record (truncated)");
+  if (offset > start) ranges.push({ offset: start, length: offset - start });
+  return ranges;
+}
+
+/** Compress / roundtrip planning: every `segmentBytes`. */
+export function planFixedSegments(size: number, segmentBytes: number): Range[] {
+  const ranges: Range[] = [];
+  for (let offset = 0; offset < size; offset += segmentBytes) {
+    ranges.push({ offset, length: Math.min(segmentBytes, size - offset) });
+  }
+  return ranges;
+}
+
+export class JobRunner implements JobScheduler {
+  readonly queue: TaskQueue;
+  private readonly db: Kysely<Database>;
+  private readonly store: ObjectStore;
+  private readonly chunkBytes: number;
+  private readonly log: (line: string) => void;
+  private piscina: Piscina | undefined;
+  private working = false;
+
+  constructor(private readonly opts: RunnerOptions) {
+    this.db = opts.db;
+    this.store = opts.store;
+    this.queue = opts.queue;
+    this.chunkBytes = opts.chunkBytes ?? Math.min(DEFAULT_CHUNK_BYTES, opts.segmentBytes);
+    this.log = opts.log ?? (() => {});
+  }
+
+  /** Starts this process's segment workers, then re-plans jobs left queued or running. */
+  async start(): Promise<void> {
+    await this.queue.start();
+    await this.queue.work((name, payload, ctx) => this.handle(name, payload, ctx), {
+      concurrency: this.opts.concurrency,
+      onFailed: (f) => this.segmentFailed(f),
+    });
+    this.working = true;
+    void this.recover().catch((err) => this.log(`recovery failed: ${errorMessage(err)}`));
+  }
+
+  /** Stops taking segments; running ones get `graceMs` to finish, then go back to the queue. */
+  async stop(opts: { graceMs?: number; abandon?: boolean } = {}): Promise<void> {
+    await this.queue.stop(opts);
+    this.working = false;
+    const pool = this.piscina;
+    this.piscina = undefined;
+    await pool?.destroy();
+  }
+
+  /** Jobs left queued or running (a crash between planning and enqueueing, a lost finalize): again. */
+  async recover(): Promise<void> {
+    const jobs = await this.db.selectFrom("jobs").selectAll().where("state", "in", ACTIVE).execute();
+    for (const job of jobs) await this.schedule(job);
+  }
+
+  // ---------------------------------------------------------------- planning
+
+  async schedule(job: JobRow): Promise<void> {
+    const current = await jobStore.job(this.db, job.id);
+    if (!current || !ACTIVE.includes(current.state)) return;
+    let segments = await jobStore.segments(this.db, job.id);
+    if (segments.length === 0 && current.segments_total === 0) {
+      let ranges: Range[];
+      try {
+        ranges = await this.plan(current);
+      } catch (err) {
+        if (err instanceof PermanentTaskError) {
+          await this.failJob(job.id, err.code, `planning the segments: ${err.message}`, 0);
+          return;
+        }
+        throw err;
+      }
+      const at = nowIso();
+      await this.db.transaction().execute(async (trx) => {
+        if (ranges.length > 0) {
+          await trx
+            .insertInto("job_segments")
+            .values(
+              ranges.map((r, idx) => ({
+                job_id: job.id,
+                idx,
+                state: "pending" as const,
+                in_offset: r.offset,
+                in_length: r.length,
+                out_bytes: null,
+                out_sha256: null,
+                attempts: 0,
+                worker: null,
+                error: null,
+                updated_at: at,
+              })),
+            )
+            .onConflict((oc) => oc.columns(["job_id", "idx"]).doNothing())
+            .execute();
+        }
+        await trx
+          .updateTable("jobs")
+          .set({ segments_total: ranges.length, updated_at: at })
+          .where("id", "=", job.id)
+          .where("segments_total", "=", 0)
+          .execute();
+      });
+      segments = await jobStore.segments(this.db, job.id);
+      this.log(`job ${job.id}: ${current.op} planned in ${segments.length} segment(s)`);
+    }
+    for (const s of segments) {
+      if (s.state === "done" || s.state === "failed") continue;
+      await this.queue.enqueue(SEGMENT_TASK, { job: job.id, idx: s.idx } satisfies SegmentPayload, {
+        id: `${job.id}:${s.idx}`,
+        attempts: this.opts.attempts,
+        backoffMs: this.opts.backoffMs,
+      });
+    }
+    await this.maybeFinalize(job.id);
+  }
+
+  private async plan(job: JobRow): Promise<Range[]> {
+    const key = jobKeys.input(job.id);
+    const size = await this.store.size(key);
+    if (size === undefined) throw new PermanentTaskError(`the job's input (${key}) is missing`, "input_missing");
+    if (job.op !== "decompress") return planFixedSegments(size, this.opts.segmentBytes);
+    if (size === 0) return [];
+    return planRecordSegments((await this.store.get(key)) as AsyncIterable<Buffer>, this.opts.segmentBytes);
+  }
+
+  // ---------------------------------------------------------------- one segment
+
+  async handle(name: string, payload: unknown, ctx: TaskContext): Promise<void> {
+    if (name !== SEGMENT_TASK) throw new PermanentTaskError(`unknown task ${name}`, "bug");
+    const { job: jobId, idx } = payload as SegmentPayload;
+    const job = await jobStore.job(this.db, jobId);
+    // a job failed, cancelled or done meanwhile: nothing to do
+    if (!job || !ACTIVE.includes(job.state)) return;
+    const seg = await this.db
+      .selectFrom("job_segments")
+      .selectAll()
+      .where("job_id", "=", jobId)
+      .where("idx", "=", idx)
+      .executeTakeFirst();
+    if (!seg) throw new PermanentTaskError(`job ${jobId} has no segment ${idx}`, "bug");
+    if (seg.state === "done") {
+      await this.maybeFinalize(jobId);
+      return;
+    }
+    const at = nowIso();
+    await jobStore.jobTransition(this.db, jobId, ["queued"], { state: "running", started_at: at });
+    await this.db
+      .updateTable("jobs")
+      .set({ attempts: sql<number>`case when attempts < ${ctx.attempt} then ${ctx.attempt} else attempts end` })
+      .where("id", "=", jobId)
+      .execute();
+    await this.db
+      .updateTable("job_segments")
+      .set({ state: "running", attempts: ctx.attempt, worker: ctx.workerId, updated_at: at })
+      .where("job_id", "=", jobId)
+      .where("idx", "=", idx)
+      .where("state", "in", ["pending", "running"])
+      .execute();
+    const t0 = Date.now();
+    this.log(
+      `job ${jobId} segment ${idx + 1}/${job.segments_total} started (attempt ${ctx.attempt} of ${ctx.maxAttempts})`,
+    );
+    try {
+      await this.opts.beforeSegment?.(jobId, idx, ctx.attempt);
+      const out = await this.codeSegment(job, seg, ctx.signal);
+      const total = await this.segmentDone(jobId, idx, out);
+      if (total !== undefined) {
+        this.log(
+          `job ${jobId} segment ${idx + 1}/${job.segments_total} done: ${Number(seg.in_length)} → ${out.bytes} bytes ` +
+            `in ${((Date.now() - t0) / 1000).toFixed(1)} s (attempt ${ctx.attempt}; ${total}/${job.segments_total} done)`,
+        );
+      }
+    } catch (err) {
+      this.log(
+        `job ${jobId} segment ${idx + 1}: attempt ${ctx.attempt} of ${ctx.maxAttempts} failed: ${errorMessage(err)}`,
+      );
+      await this.db
+        .updateTable("job_segments")
+        .set({ error: errorMessage(err), updated_at: nowIso() })
+        .where("job_id", "=", jobId)
+        .where("idx", "=", idx)
+        .where("state", "!=", "done")
+        .execute()
+        .catch(() => {});
+      throw err;
+    }
+    await this.maybeFinalize(jobId);
+  }
+
+  /** Marks the segment done and counts it, once (one transaction); the new count, or undefined if already done. */
+  private async segmentDone(jobId: string, idx: number, out: { bytes: number; sha256: string }) {
+    return this.db.transaction().execute(async (trx) => {
+      const r = await trx
+        .updateTable("job_segments")
+        .set({ state: "done", out_bytes: out.bytes, out_sha256: out.sha256, error: null, updated_at: nowIso() })
+        .where("job_id", "=", jobId)
+        .where("idx", "=", idx)
+        .where("state", "!=", "done")
+        .executeTakeFirst();
+      if (Number(r.numUpdatedRows) === 0) return undefined;
+      await trx
+        .updateTable("jobs")
+        .set({ segments_done: sql<number>`segments_done + 1`, updated_at: nowIso() })
+        .where("id", "=", jobId)
+        .execute();
+      const j = await trx.selectFrom("jobs").select("segments_done").where("id", "=", jobId).executeTakeFirst();
+      return j?.segments_done ?? 0;
+    });
+  }
+
+  private pool(): Piscina {
+    this.piscina ??= new Piscina({
+      filename: new URL("./segment-worker.mjs", import.meta.url).href,
+      minThreads: this.opts.threads,
+      maxThreads: this.opts.threads,
+      idleTimeout: 60_000,
+    });
+    return this.piscina;
+  }
+
+  /** Codes one segment into its output object: units on the pool, at most threads × 2 in flight. */
+  private async codeSegment(
+    job: JobRow,
+    seg: JobSegmentRow,
+    signal: AbortSignal,
+  ): Promise<{ bytes: number; sha256: string }> {
+    const start = Number(seg.in_offset);
+    const length = Number(seg.in_length);
+    const op = job.op as SegmentOp;
+    const input = length > 0 ? await this.store.get(jobKeys.input(job.id), { start, end: start + length - 1 }) : null;
+    const out = new PassThrough();
+    const put = this.store.put(jobKeys.segmentOut(job.id, seg.idx), out);
+    put.catch(() => {});
+    try {
+      if (input) {
+        const units =
+          op === "decompress"
+            ? recordUnits(input as AsyncIterable<Buffer>)
+            : fixedUnits(input as AsyncIterable<Buffer>, this.chunkBytes);
+        for await (const piece of this.coded(units, op, job.level as Level, signal)) {
+          if (!out.write(piece)) await once(out, "drain", { signal });
+        }
+      }
+      out.end();
+    } catch (err) {
+      input?.destroy();
+      out.destroy(err as Error);
+      throw err;
+    }
+    return put;
+  }
+
+  private async *coded(
+    units: AsyncIterable<Uint8Array>,
+    op: SegmentOp,
+    level: Level,
+    signal: AbortSignal,
+  ): AsyncGenerator<Uint8Array> {
+    const pool = this.pool();
+    const inflight = Math.max(2, this.opts.threads * 2);
+    const window: Promise<UnitReply>[] = [];
+    let n = 0;
+    const take = async (): Promise<Uint8Array> => {
+      const reply = await (window.shift() as Promise<UnitReply>);
+      n++;
+      if (reply instanceof Uint8Array) return reply;
+      const { code, message } = reply.error;
+      const where = op === "decompress" ? `record ${n} of the segment` : `chunk ${n} of the segment`;
+      if (code === "roundtrip_mismatch") throw new PermanentTaskError(`${where}: ${message}`, "roundtrip_mismatch");
+      if (op === "decompress" && code.startsWith("codec_")) throw new InputCorrupt(`${where}: ${message} (${code})`);
+      throw new Error(`${where}: ${message} (${code})`);
+    };
+    try {
+      for await (const unit of units) {
+        signal.throwIfAborted();
+        const task: UnitTask = { op, level, input: unit };
+        const p = pool.run(task, { transferList: [unit.buffer as ArrayBuffer], signal }) as Promise<UnitReply>;
+        p.catch(() => {});
+        window.push(p);
+        if (window.length >= inflight) yield await take();
+      }
+      while (window.length > 0) yield await take();
+    } finally {
+      window.length = 0;
+    }
+  }
+
+  // ---------------------------------------------------------------- job end
+
+  /** All segments done: the job is done, once (conditional), with the hash of the whole output. */
+  async maybeFinalize(jobId: string): Promise<void> {
+    const job = await jobStore.job(this.db, jobId);
+    if (!job || !ACTIVE.includes(job.state) || job.segments_done < job.segments_total) return;
+    const segments = await jobStore.segments(this.db, jobId);
+    if (segments.length !== job.segments_total || segments.some((s) => s.state !== "done")) return;
+    const hash = createHash("sha256");
+    let bytes = 0;
+    for (const s of segments) {
+      for await (const c of (await this.store.get(jobKeys.segmentOut(jobId, s.idx))) as AsyncIterable<Buffer>) {
+        hash.update(c);
+        bytes += c.length;
+      }
+    }
+    const expected = segments.reduce((a, s) => a + Number(s.out_bytes ?? 0), 0);
+    if (bytes !== expected) {
+      throw new Error(`job ${jobId}: segment outputs hold ${bytes} bytes, the segments record ${expected}`);
+    }
+    const at = nowIso();
+    const won = await jobStore.jobTransition(this.db, jobId, ACTIVE, {
+      state: "done",
+      bytes_out: bytes,
+      output_sha256: hash.digest("hex"),
+      started_at: job.started_at ?? at,
+      finished_at: at,
+    });
+    if (won)
+      this.log(
+        `job ${jobId} done: ${job.op} ${Number(job.bytes_in)} → ${bytes} bytes in ${segments.length} segment(s)`,
+      );
+  }
+
+  /** The queue's final failure of a segment: the segment and its job fail (once). */
+  private async segmentFailed(f: TaskFailure): Promise<void> {
+    const { job: jobId, idx } = f.payload as SegmentPayload;
+    await this.db
+      .updateTable("job_segments")
+      .set({ state: "failed", error: f.reason, attempts: f.attempts, updated_at: nowIso() })
+      .where("job_id", "=", jobId)
+      .where("idx", "=", idx)
+      .where("state", "!=", "done")
+      .execute();
+    const detail = `segment ${idx + 1} failed after ${f.attempts} attempt(s): ${f.reason}`;
+    await this.failJob(jobId, f.code && f.code !== "permanent" ? f.code : "segment_failed", detail, f.attempts);
+  }
+
+  private async failJob(jobId: string, code: string, detail: string, attempts: number): Promise<void> {
+    const at = nowIso();
+    const won = await jobStore.jobTransition(this.db, jobId, ACTIVE, {
+      state: "failed",
+      error_code: code,
+      error_detail: detail.slice(0, 2000),
+      finished_at: at,
+    });
+    if (won) this.log(`job ${jobId} failed (${code}): ${detail}`);
+    if (attempts > 0) {
+      await this.db
+        .updateTable("jobs")
+        .set({ attempts: sql<number>`case when attempts < ${attempts} then ${attempts} else attempts end` })
+        .where("id", "=", jobId)
+        .execute();
+    }
+  }
+
+  get isWorking(): boolean {
+    return this.working;
+  }
+}

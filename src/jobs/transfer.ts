@@ -1,0 +1,175 @@
+import { Readable } from "node:stream";
+import type { FastifyBaseLogger } from "fastify";
+import type { Kysely } from "kysely";
+import type { Database } from "../db/schema.js";
+import { safeError } from "../http/logger.js";
+import { Problem } from "../http/problem.js";
+import { type JobService, toNumber } from "./service.js";
+import { jobKeys, type ObjectStore, ObjectTooLarge } from "./storage/types.js";
+import { jobStore } from "./store.js";
+import type { JobRow, JobState } from "./tables.js";
+
+/**
+ * The rules of a job's bytes in and out (no HTTP here): the input arrives whole (raw PUT, or a
+ * finished tus upload) into the object store, capped at the quoted bytes, then the job moves to
+ * `queued` (one conditional update) and the scheduler hook runs; the output is the segment
+ * outputs in index order, read as byte ranges straight from the store (nothing is assembled).
+ */
+
+export const INPUT_STATES: JobState[] = ["awaiting_input", "uploading"];
+
+export interface OutputPart {
+  key: string;
+  bytes: number;
+}
+
+export class JobTransfers {
+  /** Jobs whose input is being received by this process: one writer per job at a time. */
+  private readonly receiving = new Set<string>();
+
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly jobs: JobService,
+    readonly storage: ObjectStore,
+    private readonly log: FastifyBaseLogger,
+  ) {}
+
+  /** 409 unless the job still takes input. */
+  assertAcceptsInput(job: JobRow): void {
+    if (!INPUT_STATES.includes(job.state)) {
+      throw new Problem(
+        409,
+        "job_input_closed",
+        `Job ${job.id} is ${job.state}: its input is complete and cannot be sent again.`,
+        { state: job.state },
+      );
+    }
+  }
+
+  /** 413 when `bytes` (a declared length) is more than the job's quote. */
+  assertFits(job: JobRow, bytes: number): void {
+    const quoted = toNumber(job.bytes_quoted);
+    if (bytes > quoted) {
+      throw new Problem(
+        413,
+        "input_too_large",
+        `This input is ${bytes} bytes; the job's quote covers ${quoted}. Request a new quote for the larger size.`,
+        { bytes_quoted: quoted, bytes_sent: bytes },
+      );
+    }
+  }
+
+  /** A resumable upload has started: awaiting_input → uploading (no change from uploading). */
+  async markUploading(jobId: string): Promise<void> {
+    await jobStore.jobTransition(this.db, jobId, ["awaiting_input"], { state: "uploading" });
+  }
+
+  /**
+   * Streams the job's whole input from `body` into the store. More than the quoted bytes: the part
+   * that fit is kept (bytes_in records it, the job stays `uploading`, nothing is queued) and 413.
+   * Success: bytes_in, input_sha256, state `queued`, then the scheduler hook. Returns the job.
+   */
+  async receive(jobId: string, body: Readable): Promise<JobRow> {
+    if (this.receiving.has(jobId)) {
+      body.destroy();
+      throw new Problem(
+        409,
+        "upload_in_progress",
+        `Another upload of job ${jobId} is being received; wait for it to finish or fail.`,
+      );
+    }
+    this.receiving.add(jobId);
+    try {
+      const job = await this.jobs.get(jobId);
+      this.assertAcceptsInput(job);
+      await jobStore.jobTransition(this.db, jobId, INPUT_STATES, { state: "uploading" });
+      const quoted = toNumber(job.bytes_quoted);
+      let put: { bytes: number; sha256: string };
+      try {
+        put = await this.storage.put(jobKeys.input(jobId), body, { maxBytes: quoted });
+      } catch (err) {
+        if (!(err instanceof ObjectTooLarge)) throw err;
+        await jobStore.jobTransition(this.db, jobId, ["uploading"], { bytes_in: err.kept, input_sha256: null });
+        throw new Problem(
+          413,
+          "input_too_large",
+          `More than the ${quoted} quoted bytes arrived: the first ${err.kept} bytes are stored; send the input again within the quote, or request a new quote.`,
+          { bytes_quoted: quoted, bytes_kept: err.kept },
+        );
+      }
+      return await this.complete(jobId, put);
+    } finally {
+      this.receiving.delete(jobId);
+    }
+  }
+
+  private async complete(jobId: string, put: { bytes: number; sha256: string }): Promise<JobRow> {
+    if (put.bytes === 0) {
+      await jobStore.jobTransition(this.db, jobId, ["uploading"], { bytes_in: 0, input_sha256: null });
+      throw new Problem(400, "input_empty", "The input is empty: send the bytes to compress.");
+    }
+    // The input is complete: queue the job and record its usage (what the free cap reads) at once.
+    const won = await this.db.transaction().execute(async (trx) => {
+      const moved = await jobStore.jobTransition(trx, jobId, INPUT_STATES, {
+        state: "queued",
+        bytes_in: put.bytes,
+        input_sha256: put.sha256,
+      });
+      if (moved) await this.jobs.recordUsage(jobId, put.bytes, trx);
+      return moved;
+    });
+    const job = await this.jobs.get(jobId);
+    if (!won) this.assertAcceptsInput(job);
+    try {
+      await this.jobs.scheduler?.schedule(job);
+    } catch (err) {
+      // The input is safe and the job is queued; the runner's sweep picks up queued jobs.
+      this.log.error({ job_id: jobId, err: safeError(err as Error) }, "suite job scheduler failed");
+    }
+    return job;
+  }
+
+  /** The output's parts (segment outputs in index order) and total size: 409 unless the job is done. */
+  async output(job: JobRow): Promise<{ parts: OutputPart[]; total: number }> {
+    if (job.state !== "done") {
+      throw new Problem(409, "job_not_done", `Job ${job.id} is ${job.state}; its output exists once it is done.`, {
+        state: job.state,
+      });
+    }
+    const segments = await jobStore.segments(this.db, job.id);
+    const complete =
+      segments.length === job.segments_total &&
+      segments.every((s, i) => s.idx === i && s.state === "done" && s.out_bytes !== null);
+    if (!complete) {
+      this.log.error({ job_id: job.id }, "suite job is done but its segment outputs are incomplete");
+      throw new Problem(500, "job_output_missing", `The output of job ${job.id} is incomplete; it has been logged.`);
+    }
+    const parts = segments.map((s) => ({ key: jobKeys.segmentOut(job.id, s.idx), bytes: toNumber(s.out_bytes) }));
+    return { parts, total: parts.reduce((n, p) => n + p.bytes, 0) };
+  }
+
+  /** The bytes [start, end] (inclusive) of the concatenated parts, read range by range from the store. */
+  openOutput(parts: OutputPart[], start: number, end: number): Readable {
+    const storage = this.storage;
+    return Readable.from(
+      (async function* () {
+        let offset = 0;
+        for (const part of parts) {
+          const first = Math.max(start, offset);
+          const last = Math.min(end, offset + part.bytes - 1);
+          if (first <= last) {
+            const whole = first === offset && last === offset + part.bytes - 1;
+            const stream = await storage.get(
+              part.key,
+              whole ? undefined : { start: first - offset, end: last - offset },
+            );
+            yield* stream;
+          }
+          offset += part.bytes;
+          if (offset > end) break;
+        }
+      })(),
+      { objectMode: false },
+    );
+  }
+}
