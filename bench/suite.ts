@@ -1,0 +1,735 @@
+/**
+ * bench:suite — a generated input pushed through the suite-job API end to end (issue #10 item 8).
+ *
+ *   npm run bench:suite [-- --size 2GB] [--lib-mb 134.217728] [--threads N] [--keep] [--sample BYTES]
+ *
+ * Starts the HTTP service (`node --import tsx src/server.ts`) and one `labphi worker`
+ * (`node --import tsx src/cli/main.ts worker`) as child processes on a temporary DATA_DIR (SQLite,
+ * local object store), JOB_WORKER_IN_SERVICE=false, so the worker process codes every segment.
+ * Then: POST /api/x402-suite (op compress, level fast, bytes = size: within the free cap → the job
+ * at once), a raw streamed PUT of the input (REQUEST_TIMEOUT_SECONDS=3000 for these children, so a
+ * multi-GB body is not cut at the default 30 s), GET /api/jobs/:id polled until done, then GET
+ * /api/jobs/:id/output streamed into a SHA-256 and into `decompressStream`, whose restored bytes are
+ * hashed and compared with the input's hash. Nothing of the input or output is written by this
+ * process, and nothing is held whole in memory.
+ *
+ * Input: generated, deterministic (mulberry32, seed 42): runs of 200-2,000 lines of one kind, the
+ * kind drawn each run: application log lines (ISO time, level, service, request id,
+ * method, path, status, latency, a Zipf-drawn message), NDJSON event records (id, time, user,
+ * event, amount, currency, tags, flags) and CSV sensor rows (epoch, sensor, reading, status). ASCII.
+ * The first 128 MiB are generated once and the input streams them over and over (see `input`).
+ *
+ * Library throughput (same run, same data, this process, before the job): the first `--lib-mb` MB of
+ * the input (default: the whole 128 MiB pool) cut into 4 MiB chunks (the worker's unit size), each `compress(chunk, { level:
+ * "fast" })` awaited one after the other: one chunk at a time, as one worker thread codes its unit.
+ *
+ * RSS: /proc/<pid>/status of the service and of the worker every 200 ms (VmRSS; VmHWM is the
+ * kernel's peak, which also catches spikes between samples). CPU seconds per phase come from
+ * /proc/<pid>/stat (utime + stime).
+ *
+ * Prints a Markdown table and writes bench/results/suite.json (or suite-<size>.json for a size
+ * other than the default 2 GB).
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { createHash, randomBytes } from "node:crypto";
+import fs from "node:fs";
+import http from "node:http";
+import net from "node:net";
+import os from "node:os";
+import path from "node:path";
+import { Readable, Transform, Writable } from "node:stream";
+import { pipeline } from "node:stream/promises";
+import { compress, decompressStream } from "../src/codec/index.js";
+import { prng } from "../src/engine/generators.js";
+
+const root = path.resolve(import.meta.dirname, "..");
+const tsxLoader = path.join(root, "node_modules", "tsx", "dist", "loader.mjs");
+
+// ------------------------------------------------------------------ arguments
+
+function parseSize(text: string): number {
+  const m = /^(\d+(?:\.\d+)?)\s*(b|kb|mb|gb|tb)?$/i.exec(text.trim());
+  if (!m) throw new Error(`bad size ${text} (e.g. 2GB, 200MB, 1000000)`);
+  const unit = { b: 1, kb: 1e3, mb: 1e6, gb: 1e9, tb: 1e12 }[(m[2] ?? "b").toLowerCase() as "b"];
+  return Math.round(Number(m[1]) * unit);
+}
+const argv = process.argv.slice(2);
+const opt = (name: string): string | undefined => {
+  const i = argv.indexOf(`--${name}`);
+  return i >= 0 ? argv[i + 1] : undefined;
+};
+const DEFAULT_SIZE = 2e9;
+const SIZE = parseSize(opt("size") ?? String(DEFAULT_SIZE));
+const LIB_BYTES = Math.min(SIZE, parseSize(`${opt("lib-mb") ?? "134.217728"}MB`));
+const THREADS = opt("threads") ? Number(opt("threads")) : Math.max(1, Math.min(4, os.availableParallelism()));
+const KEEP = argv.includes("--keep");
+const UNIT = 4 * 1024 * 1024;
+const SEED = 42;
+
+const mb = (b: number) => b / 1e6;
+const fmt = (x: number, d = 1) => x.toFixed(d);
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+const say = (line: string) => process.stderr.write(`[bench:suite ${new Date().toISOString().slice(11, 19)}] ${line}\n`);
+
+// ------------------------------------------------------------------ the input
+
+const WORDS = (
+  "the of and to in a is that for it as was with be by on not request user session cache miss hit timeout " +
+  "retry upstream connection closed opened token expired refreshed order payment accepted declined queue job " +
+  "worker segment started finished failed slow query index scan rows returned bytes written read error warning"
+).split(" ");
+const ZIPF = (() => {
+  const w = WORDS.map((_, k) => 1 / (k + 1));
+  const total = w.reduce((a, b) => a + b, 0);
+  let acc = 0;
+  return w.map((x) => (acc += x / total));
+})();
+const SERVICES = ["api-gateway", "billing", "auth", "search", "ingest", "scheduler", "storage", "notifier"];
+const METHODS = ["GET", "GET", "GET", "POST", "PUT", "DELETE"];
+const PATHS = ["/api/v1/items", "/api/v1/users", "/api/v1/orders", "/api/v2/search", "/healthz", "/api/v1/jobs"];
+const LEVELS = ["INFO", "INFO", "INFO", "INFO", "DEBUG", "WARN", "ERROR"];
+const EVENTS = ["view", "click", "add_to_cart", "purchase", "signup", "login", "logout", "share"];
+const CURRENCIES = ["USD", "EUR", "GBP", "JPY"];
+const TAGS = ["mobile", "desktop", "beta", "returning", "promo", "eu", "us", "apac"];
+const STATUS = [200, 200, 200, 200, 201, 204, 304, 400, 401, 404, 500];
+
+const ascii = (t: string) => Buffer.from(t, "latin1");
+const B = {
+  words: WORDS.map((w) => ascii(` ${w}`)),
+  wordsFirst: WORDS.map((w) => ascii(w)),
+  services: SERVICES.map((w) => ascii(` ${w} req=`)),
+  methods: METHODS.map((w) => ascii(` ${w} `)),
+  paths: PATHS.map((w) => ascii(`${w}/`)),
+  levels: LEVELS.map((w) => ascii(`Z ${w.padEnd(5)}`)),
+  events: EVENTS.map((w) => ascii(`","event":"${w}","amount":`)),
+  currencies: CURRENCIES.map((w) => ascii(`,"currency":"${w}","tags":[`)),
+  tags: TAGS.map((w) => ascii(`"${w}"`)),
+  status: STATUS.map((w) => ascii(` ${w} `)),
+  user: ascii(" user=u"),
+  ms: ascii('ms "'),
+  jsonId: ascii('{"id":'),
+  jsonTs: ascii(',"ts":'),
+  jsonUser: ascii(',"user":"u'),
+  jsonSession: ascii('],"session":"'),
+  jsonOkTrue: ascii('","ok":true}'),
+  jsonOkFalse: ascii('","ok":false}'),
+  csvOk: ascii(",ok"),
+  csvWarn: ascii(",warn"),
+};
+const HEX = ascii("0123456789abcdef");
+const FLUSH = 1 << 20;
+
+/**
+ * Deterministic text records, `total` bytes in all, as ~1 MiB Buffers. Written byte by byte into
+ * a buffer (no strings per line), so the generator is not what limits the upload.
+ */
+async function* generate(total: number, seed: number): AsyncGenerator<Buffer> {
+  const next = prng(seed);
+  const pick = <T>(a: readonly T[]): T => a[next() % a.length] as T;
+  let buf = Buffer.allocUnsafe(FLUSH + 4096);
+  let o = 0;
+  const put = (b: Uint8Array) => {
+    // a loop: TypedArray#set costs more than it copies for a few bytes
+    for (let i = 0; i < b.length; i++) buf[o++] = b[i] as number;
+  };
+  const byte = (c: number) => {
+    buf[o++] = c;
+  };
+  const int = (n: number) => {
+    if (n < 0) {
+      byte(45);
+      n = -n;
+    }
+    const start = o;
+    do {
+      buf[o++] = 48 + (n % 10);
+      n = Math.floor(n / 10);
+    } while (n > 0);
+    for (let i = start, j = o - 1; i < j; i++, j--) {
+      const t = buf[i] as number;
+      buf[i] = buf[j] as number;
+      buf[j] = t;
+    }
+  };
+  /** n / 10^d with d decimals */
+  const fixed = (n: number, d: number) => {
+    const p = d === 1 ? 10 : 100;
+    if (n < 0) {
+      byte(45);
+      n = -n;
+    }
+    int(Math.floor(n / p));
+    byte(46);
+    let f = n % p;
+    if (d === 2) {
+      byte(48 + Math.floor(f / 10));
+      f %= 10;
+    }
+    byte(48 + f);
+  };
+  const hex8 = (n: number) => {
+    for (let s = 28; s >= 0; s -= 4) buf[o++] = HEX[(n >>> s) & 15] as number;
+  };
+  const word = (first: boolean) => {
+    const u = next() / 4294967296;
+    let k = 0;
+    while (k < ZIPF.length - 1 && u >= (ZIPF[k] as number)) k++;
+    put(first ? (B.wordsFirst[k] as Uint8Array) : (B.words[k] as Uint8Array));
+  };
+  let ms = Date.UTC(2024, 4, 1);
+  let second = -1;
+  let isoPrefix = Buffer.alloc(0); // "2024-05-01T00:00:00."
+  let id = 1_000_000;
+  const sensors = new Int32Array(32).map((_, i) => 2000 + i * 100); // tenths
+  let kind = 0;
+  let left = 0;
+  let sent = 0;
+  while (sent < total) {
+    if (left === 0) {
+      kind = next() % 3;
+      left = 200 + (next() % 1801);
+    }
+    left--;
+    ms += next() % 250;
+    if (kind === 0) {
+      const sec = Math.floor(ms / 1000);
+      if (sec !== second) {
+        second = sec;
+        isoPrefix = ascii(new Date(sec * 1000).toISOString().slice(0, 20));
+      }
+      put(isoPrefix);
+      const m = ms % 1000;
+      byte(48 + Math.floor(m / 100));
+      byte(48 + (Math.floor(m / 10) % 10));
+      byte(48 + (m % 10));
+      put(pick(B.levels));
+      put(pick(B.services));
+      hex8(next());
+      put(B.user);
+      int(next() % 50_000);
+      put(pick(B.methods));
+      put(pick(B.paths));
+      int(next() % 100_000);
+      put(pick(B.status));
+      fixed(next() % 200_000, 2);
+      put(B.ms);
+      const n = 3 + (next() % 8);
+      for (let i = 0; i < n; i++) word(i === 0);
+      byte(34);
+    } else if (kind === 1) {
+      put(B.jsonId);
+      int(id++);
+      put(B.jsonTs);
+      int(ms);
+      put(B.jsonUser);
+      int(next() % 50_000);
+      put(pick(B.events));
+      fixed(next() % 100_000, 2);
+      put(pick(B.currencies));
+      put(pick(B.tags));
+      if (next() % 3 === 0) {
+        byte(44);
+        put(pick(B.tags));
+      }
+      put(B.jsonSession);
+      hex8(next());
+      hex8(next());
+      put(next() % 20 !== 0 ? B.jsonOkTrue : B.jsonOkFalse);
+    } else {
+      const s = next() % sensors.length;
+      const v = (sensors[s] as number) + (next() % 201) - 100;
+      sensors[s] = v;
+      int(Math.floor(ms / 1000));
+      byte(44);
+      byte(115);
+      int(s);
+      byte(44);
+      fixed(v, 1);
+      put(next() % 50 === 0 ? B.csvWarn : B.csvOk);
+    }
+    byte(10);
+    if (o >= FLUSH || sent + o >= total) {
+      const out = buf.subarray(0, Math.min(o, total - sent));
+      sent += out.length;
+      yield out;
+      buf = Buffer.allocUnsafe(FLUSH + 4096);
+      o = 0;
+    }
+  }
+}
+
+/**
+ * The input: the first POOL_BYTES of the generator, built once, then repeated up to `total` bytes
+ * (as 1 MiB views). The generator writes about 60-130 MB/s on this machine, slower than the service
+ * takes an upload, so generating the whole input on the fly would measure the generator. The
+ * workers code 4 MiB units independently (brotli's window at level fast is 4 MiB), so a period of
+ * 128 MiB is invisible to the codec: every unit costs what a fresh unit of the same data costs.
+ */
+const POOL_BYTES = 128 * 1024 * 1024;
+let pool: Buffer | undefined;
+async function buildPool(): Promise<Buffer> {
+  if (!pool) {
+    const parts: Buffer[] = [];
+    for await (const b of generate(POOL_BYTES, SEED)) parts.push(b);
+    pool = Buffer.concat(parts);
+  }
+  return pool;
+}
+async function* input(total: number): AsyncGenerator<Buffer> {
+  const p = await buildPool();
+  for (let sent = 0; sent < total; ) {
+    const at = sent % p.length;
+    const n = Math.min(1 << 20, p.length - at, total - sent);
+    yield p.subarray(at, at + n);
+    sent += n;
+  }
+}
+
+/** The first `n` bytes of the input, as `size`-byte chunks (the last one shorter). */
+async function* chunks(n: number, size: number): AsyncGenerator<Buffer> {
+  let parts: Buffer[] = [];
+  let have = 0;
+  for await (const b of input(n)) {
+    parts.push(b);
+    have += b.length;
+    while (have >= size) {
+      const all = Buffer.concat(parts);
+      yield all.subarray(0, size);
+      parts = [all.subarray(size)];
+      have = all.length - size;
+    }
+  }
+  if (have > 0) yield Buffer.concat(parts);
+}
+
+// --sample N: the first N bytes of the input on stdout, then exit (to look at the data)
+if (opt("sample")) {
+  for await (const b of input(parseSize(opt("sample") as string))) process.stdout.write(b);
+  process.exit(0);
+}
+
+// ------------------------------------------------------------------ processes and /proc
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const s = net.createServer().listen(0, "127.0.0.1", () => {
+      const a = s.address() as net.AddressInfo;
+      s.close(() => resolve(a.port));
+    });
+  });
+}
+
+interface Proc {
+  name: string;
+  child: ChildProcess;
+  lines: string[];
+  exit: Promise<number | null>;
+}
+
+function start(name: string, args: string[], env: NodeJS.ProcessEnv): Proc {
+  // tsx as a loader of this very process (not its CLI, which would run a grandchild): the pid we
+  // sample and signal is the real one.
+  const child = spawn(process.execPath, ["--import", tsxLoader, ...args], {
+    cwd: root,
+    env,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  const p: Proc = { name, child, lines: [], exit: new Promise((r) => child.on("exit", (code) => r(code))) };
+  let buf = "";
+  const take = (chunk: Buffer) => {
+    buf += String(chunk);
+    for (let i = buf.indexOf("\n"); i >= 0; i = buf.indexOf("\n")) {
+      const line = buf.slice(0, i);
+      buf = buf.slice(i + 1);
+      p.lines.push(line);
+      if (p.lines.length > 2000) p.lines.splice(0, 1000);
+      if (/failed|error|warn/i.test(line) && !/"level":30/.test(line)) say(`${name}: ${line.slice(0, 400)}`);
+    }
+  };
+  child.stdout?.on("data", take);
+  child.stderr?.on("data", take);
+  return p;
+}
+
+function procStatus(pid: number): { rss: number; hwm: number } | undefined {
+  try {
+    const s = fs.readFileSync(`/proc/${pid}/status`, "utf8");
+    const kb = (k: string) => Number(new RegExp(`^${k}:\\s+(\\d+) kB`, "m").exec(s)?.[1] ?? 0) * 1024;
+    return { rss: kb("VmRSS"), hwm: kb("VmHWM") };
+  } catch {
+    return undefined;
+  }
+}
+
+const TICK = 100; // USER_HZ on Linux
+function cpuSeconds(pid: number): number {
+  try {
+    const s = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
+    const f = s.slice(s.lastIndexOf(")") + 2).split(" ");
+    return (Number(f[11]) + Number(f[12])) / TICK; // utime, stime (fields 14, 15)
+  } catch {
+    return 0;
+  }
+}
+
+class RssSampler {
+  peakRss = 0;
+  peakHwm = 0;
+  last = 0;
+  private timer: NodeJS.Timeout;
+  constructor(private readonly pid: number) {
+    this.sample();
+    this.timer = setInterval(() => this.sample(), 200);
+  }
+  sample(): void {
+    const s = procStatus(this.pid);
+    if (!s) return;
+    this.last = s.rss;
+    this.peakRss = Math.max(this.peakRss, s.rss);
+    this.peakHwm = Math.max(this.peakHwm, s.hwm);
+  }
+  stop(): void {
+    this.sample();
+    clearInterval(this.timer);
+  }
+  get peak(): number {
+    return Math.max(this.peakRss, this.peakHwm);
+  }
+}
+
+// ------------------------------------------------------------------ HTTP helpers
+
+function request(
+  url: string,
+  opts: { method?: string; headers?: Record<string, string>; body?: Readable | string },
+): Promise<http.IncomingMessage> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(url, { method: opts.method ?? "GET", headers: opts.headers }, resolve);
+    req.on("error", reject);
+    if (opts.body instanceof Readable) {
+      opts.body.on("error", (e) => req.destroy(e));
+      opts.body.pipe(req);
+    } else req.end(opts.body);
+  });
+}
+
+async function json(res: http.IncomingMessage): Promise<Record<string, unknown>> {
+  let text = "";
+  for await (const c of res) text += String(c);
+  try {
+    return JSON.parse(text) as Record<string, unknown>;
+  } catch {
+    throw new Error(`HTTP ${res.statusCode}: ${text.slice(0, 500)}`);
+  }
+}
+
+// ------------------------------------------------------------------ the run
+
+const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "labphi-bench-suite-"));
+const port = await freePort();
+const base = `http://127.0.0.1:${port}`;
+const keys = Object.fromEntries(
+  ["ACCESS_TOKEN_SECRET", "IDENTITY_TOKEN_SECRET", "DATASET_PRINT_SECRET"].map((k) => [
+    k,
+    randomBytes(32).toString("base64url"),
+  ]),
+);
+const env: NodeJS.ProcessEnv = {
+  PATH: process.env.PATH,
+  HOME: process.env.HOME,
+  NODE_ENV: "production",
+  ...keys,
+  PORT: String(port),
+  DATA_DIR: dataDir,
+  LOG_LEVEL: "warn",
+  RATE_LIMIT_ENABLED: "false",
+  JOB_WORKER_IN_SERVICE: "false",
+  JOB_WORKER_THREADS: String(THREADS),
+  REQUEST_TIMEOUT_SECONDS: "3000",
+  CONNECTION_TIMEOUT_SECONDS: "3600",
+};
+
+say(`size ${SIZE} B (${fmt(mb(SIZE))} MB), ${os.cpus().length} CPUs, DATA_DIR ${dataDir}`);
+
+// 0. the input's pool (timed: the generator's own speed)
+const genT = performance.now();
+const genBytes = (await buildPool()).length;
+const genMBs = mb(genBytes) / ((performance.now() - genT) / 1000);
+say(`generator: ${fmt(mb(genBytes))} MB in ${fmt((performance.now() - genT) / 1000)} s (${fmt(genMBs)} MB/s)`);
+
+// 1. the library, alone on the machine (the children are not started yet)
+say(`library: compress level fast, ${UNIT} B chunks one at a time, first ${fmt(mb(LIB_BYTES))} MB`);
+// warm-up (JIT, native backends)
+await compress(new Uint8Array(Buffer.from("warm up ".repeat(50_000))), { level: "fast" });
+let libIn = 0;
+let libOut = 0;
+let libMs = 0;
+for await (const chunk of chunks(LIB_BYTES, UNIT)) {
+  const t = performance.now();
+  const c = await compress(chunk, { level: "fast" });
+  libMs += performance.now() - t;
+  libIn += chunk.length;
+  libOut += c.length;
+}
+const libMBs = mb(libIn) / (libMs / 1000);
+say(`library: ${fmt(libMBs)} MB/s single thread, ratio ${fmt(libOut / libIn, 3)}`);
+
+// 2. the service and the worker
+const service = start("service", ["src/server.ts"], env);
+const serviceUp = Date.now() + 60_000;
+for (;;) {
+  if (service.child.exitCode !== null) throw new Error(`service exited:\n${service.lines.join("\n")}`);
+  try {
+    const res = await fetch(`${base}/api/x402-products`);
+    if (res.ok) break;
+  } catch {
+    // not listening yet
+  }
+  if (Date.now() > serviceUp) throw new Error("the service did not start");
+  await sleep(200);
+}
+const worker = start("worker", ["src/cli/main.ts", "worker"], env);
+for (const until = Date.now() + 60_000; !worker.lines.some((l) => / ready: /.test(l)); await sleep(100)) {
+  if (worker.child.exitCode !== null) throw new Error(`worker exited:\n${worker.lines.join("\n")}`);
+  if (Date.now() > until) throw new Error("the worker did not start");
+}
+const servicePid = service.child.pid as number;
+const workerPid = worker.child.pid as number;
+say(`service pid ${servicePid} on ${base}; worker pid ${workerPid}: ${worker.lines.find((l) => / ready: /.test(l))}`);
+const rss = { service: new RssSampler(servicePid), worker: new RssSampler(workerPid) };
+const idle = { service: procStatus(servicePid)?.rss ?? 0, worker: procStatus(workerPid)?.rss ?? 0 };
+
+const cpu = () => ({ service: cpuSeconds(servicePid), worker: cpuSeconds(workerPid), bench: process.cpuUsage() });
+const cpuDelta = (a: ReturnType<typeof cpu>, b: ReturnType<typeof cpu>) => ({
+  service_s: Math.round((b.service - a.service) * 10) / 10,
+  worker_s: Math.round((b.worker - a.worker) * 10) / 10,
+  bench_s: Math.round(((b.bench.user - a.bench.user + b.bench.system - a.bench.system) / 1e6) * 10) / 10,
+});
+
+let exitCode = 0;
+try {
+  // 3. the job
+  const buy = await request(`${base}/api/x402-suite`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ product: "auto", dataClass: "text", op: "compress", bytes: SIZE, level: "fast" }),
+  });
+  const bought = await json(buy);
+  if (buy.statusCode !== 200) throw new Error(`POST /api/x402-suite: ${buy.statusCode} ${JSON.stringify(bought)}`);
+  const jobId = bought.job_id as string;
+  const auth = { authorization: `Bearer ${bought.job_token as string}` };
+  say(`job ${jobId} (free: amount_units ${bought.amount_units as string})`);
+
+  // upload
+  const inHash = createHash("sha256");
+  let sent = 0;
+  const t0 = performance.now();
+  const c0 = cpu();
+  const progress = setInterval(
+    () => say(`upload ${fmt(mb(sent), 0)} / ${fmt(mb(SIZE), 0)} MB, service RSS ${fmt(mb(rss.service.last), 0)} MB`),
+    5000,
+  );
+  const body = Readable.from(
+    (async function* () {
+      for await (const b of input(SIZE)) {
+        inHash.update(b);
+        sent += b.length;
+        yield b;
+      }
+    })(),
+  );
+  const put = await request(`${base}/api/jobs/${jobId}/input`, {
+    method: "PUT",
+    headers: { ...auth, "content-type": "application/octet-stream", "content-length": String(SIZE) },
+    body,
+  });
+  const putBody = await json(put);
+  clearInterval(progress);
+  const t1 = performance.now();
+  const c1 = cpu();
+  if (put.statusCode !== 200) throw new Error(`PUT input: ${put.statusCode} ${JSON.stringify(putBody)}`);
+  const inputSha = inHash.digest("hex");
+  if (putBody.input_sha256 !== inputSha) throw new Error(`input hash: service ${putBody.input_sha256} ≠ ${inputSha}`);
+  say(`uploaded ${SIZE} B in ${fmt((t1 - t0) / 1000)} s (${fmt(mb(SIZE) / ((t1 - t0) / 1000))} MB/s); hash matches`);
+
+  // the job runs
+  let view: Record<string, unknown> = putBody;
+  let lastPrint = 0;
+  for (;;) {
+    const res = await request(`${base}/api/jobs/${jobId}`, { headers: auth });
+    view = await json(res);
+    const state = view.state as string;
+    if (state === "done" || state === "failed" || state === "cancelled") break;
+    if (performance.now() - lastPrint > 5000) {
+      lastPrint = performance.now();
+      say(
+        `job ${state}: ${view.segments_done}/${view.segments_total} segments (${fmt(100 * Number(view.progress), 0)} %), ` +
+          `worker RSS ${fmt(mb(rss.worker.last), 0)} MB, ${fmt((performance.now() - t1) / 1000, 0)} s`,
+      );
+    }
+    await sleep(200);
+  }
+  const t2 = performance.now();
+  const c2 = cpu();
+  if (view.state !== "done") throw new Error(`job ${view.state}: ${JSON.stringify(view.error)}`);
+  const bytesOut = Number(view.bytes_out);
+  say(`job done in ${fmt((t2 - t1) / 1000)} s: ${SIZE} → ${bytesOut} B in ${view.segments_total} segments`);
+
+  // download and verify
+  const res = await request(`${base}/api/jobs/${jobId}/output`, { headers: auth });
+  if (res.statusCode !== 200) throw new Error(`GET output: ${res.statusCode} ${JSON.stringify(await json(res))}`);
+  const outHash = createHash("sha256");
+  const restoredHash = createHash("sha256");
+  let got = 0;
+  let restored = 0;
+  const dl = setInterval(
+    () => say(`download ${fmt(mb(got), 0)} / ${fmt(mb(bytesOut), 0)} MB, restored ${fmt(mb(restored), 0)} MB`),
+    5000,
+  );
+  await pipeline(
+    res,
+    new Transform({
+      transform(c: Buffer, _e, cb) {
+        outHash.update(c);
+        got += c.length;
+        cb(null, c);
+      },
+    }),
+    decompressStream(),
+    new Writable({
+      write(c: Buffer, _e, cb) {
+        restoredHash.update(c);
+        restored += c.length;
+        cb();
+      },
+    }),
+  );
+  clearInterval(dl);
+  const t3 = performance.now();
+  const c3 = cpu();
+  const outputSha = outHash.digest("hex");
+  const restoredSha = restoredHash.digest("hex");
+  const verified =
+    got === bytesOut && outputSha === view.output_sha256 && restoredSha === inputSha && restored === SIZE;
+  if (!verified) {
+    throw new Error(
+      `verification failed: output ${got} B sha ${outputSha} (job says ${bytesOut} B ${view.output_sha256}); ` +
+        `restored ${restored} B sha ${restoredSha} (input ${SIZE} B ${inputSha})`,
+    );
+  }
+  say(`downloaded and verified in ${fmt((t3 - t2) / 1000)} s`);
+  rss.service.stop();
+  rss.worker.stop();
+
+  // 4. figures
+  const s = (a: number, b: number) => (b - a) / 1000;
+  const e2eMBs = mb(SIZE) / s(t0, t3);
+  const ideal = libMBs * THREADS;
+  const ratio = e2eMBs / ideal;
+  const LIMIT = 300e6;
+  const phases = {
+    upload: { seconds: s(t0, t1), mb_s: mb(SIZE) / s(t0, t1), cpu: cpuDelta(c0, c1) },
+    job: { seconds: s(t1, t2), mb_s: mb(SIZE) / s(t1, t2), cpu: cpuDelta(c1, c2) },
+    download_verify: { seconds: s(t2, t3), mb_s: mb(SIZE) / s(t2, t3), cpu: cpuDelta(c2, c3) },
+  };
+  const result = {
+    at: new Date().toISOString(),
+    node: process.version,
+    cpus: os.cpus().length,
+    cpu_model: os.cpus()[0]?.model,
+    loadavg_1m: Math.round((os.loadavg()[0] ?? 0) * 100) / 100,
+    command: `npm run bench:suite -- ${argv.join(" ")}`.trim(),
+    input: {
+      bytes: SIZE,
+      sha256: inputSha,
+      generator: "seeded mulberry32 (42): runs of log lines, NDJSON events, CSV sensor rows; first 128 MiB repeated",
+      generator_mb_s: genMBs,
+    },
+    upload_method: "raw PUT /api/jobs/:id/input (REQUEST_TIMEOUT_SECONDS=3000)",
+    output: { bytes: bytesOut, sha256: outputSha, ratio: bytesOut / SIZE, segments: view.segments_total },
+    library: {
+      what: `compress(4 MiB chunk, { level: "fast" }) one at a time over the first ${LIB_BYTES} B`,
+      bytes: libIn,
+      seconds: libMs / 1000,
+      mb_s: libMBs,
+      ratio: libOut / libIn,
+    },
+    worker_threads: THREADS,
+    phases,
+    end_to_end: { seconds: s(t0, t3), mb_s: e2eMBs },
+    target_throughput: { ideal_mb_s: ideal, ratio, target: 0.8, met: ratio >= 0.8 },
+    job_only_ratio: phases.job.mb_s / ideal,
+    rss: {
+      service: { idle: idle.service, peak: rss.service.peak, sampled_peak: rss.service.peakRss },
+      worker: { idle: idle.worker, peak: rss.worker.peak, sampled_peak: rss.worker.peakRss },
+      limit: LIMIT,
+      met: rss.service.peak <= LIMIT && rss.worker.peak <= LIMIT,
+    },
+    verified,
+  };
+  const file = path.join(
+    root,
+    "bench",
+    "results",
+    SIZE === DEFAULT_SIZE ? "suite.json" : `suite-${Math.round(mb(SIZE))}MB.json`,
+  );
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  fs.writeFileSync(file, `${JSON.stringify(result, null, 2)}\n`);
+
+  const ok = (met: boolean) => (met ? "met" : "NOT met");
+  const cpuCell = (p: { cpu: { service_s: number; worker_s: number; bench_s: number } }) =>
+    `${p.cpu.service_s} / ${p.cpu.worker_s} / ${p.cpu.bench_s}`;
+  console.log(
+    `\nbench:suite — ${fmt(mb(SIZE), 0)} MB generated text records, compress level fast, 1 service + 1 worker (${THREADS} threads); ${result.cpus} CPUs (${result.cpu_model}), load ${result.loadavg_1m}, Node ${process.version}\n`,
+  );
+  console.log("| phase | seconds | MB/s (input MB / phase time) | CPU s: service / worker / bench |");
+  console.log("|---|---:|---:|---|");
+  console.log(
+    `| upload (PUT, streamed) | ${fmt(phases.upload.seconds)} | ${fmt(phases.upload.mb_s)} | ${cpuCell(phases.upload)} |`,
+  );
+  console.log(
+    `| job (queued → done) | ${fmt(phases.job.seconds)} | ${fmt(phases.job.mb_s)} | ${cpuCell(phases.job)} |`,
+  );
+  console.log(
+    `| download + decompress + verify | ${fmt(phases.download_verify.seconds)} | ${fmt(phases.download_verify.mb_s)} | ${cpuCell(phases.download_verify)} |`,
+  );
+  console.log(`| **end to end** | ${fmt(result.end_to_end.seconds)} | **${fmt(e2eMBs)}** | |`);
+  console.log("");
+  console.log("| figure | value | target |");
+  console.log("|---|---:|---|");
+  console.log(`| input | ${SIZE} B (${fmt(mb(SIZE))} MB) | |`);
+  console.log(`| output | ${bytesOut} B, ratio ${fmt(bytesOut / SIZE, 3)} | |`);
+  console.log(
+    `| library, single thread (${fmt(mb(libIn))} MB) | ${fmt(libMBs)} MB/s, ratio ${fmt(libOut / libIn, 3)} | |`,
+  );
+  console.log(`| worker threads | ${THREADS} | |`);
+  console.log(
+    `| end to end / (library × threads) | ${fmt(e2eMBs)} / ${fmt(ideal)} = ${fmt(ratio, 3)} | ≥ 0.8: ${ok(ratio >= 0.8)} |`,
+  );
+  console.log(`| job phase alone / (library × threads) | ${fmt(result.job_only_ratio, 3)} | (for diagnosis) |`);
+  console.log(
+    `| peak RSS, service (idle ${fmt(mb(idle.service), 0)}) | ${fmt(mb(rss.service.peak), 0)} MB | ≤ 300 MB: ${ok(rss.service.peak <= LIMIT)} |`,
+  );
+  console.log(
+    `| peak RSS, worker (idle ${fmt(mb(idle.worker), 0)}) | ${fmt(mb(rss.worker.peak), 0)} MB | ≤ 300 MB: ${ok(rss.worker.peak <= LIMIT)} |`,
+  );
+  console.log(`| verified (restored SHA-256 = input SHA-256) | ${verified ? "yes" : "NO"} | |`);
+  console.log(`\nwrote ${path.relative(root, file)}`);
+} catch (err) {
+  exitCode = 1;
+  say(`FAILED: ${err instanceof Error ? err.message : String(err)}`);
+  say(`worker's last lines:\n${worker.lines.slice(-20).join("\n")}`);
+} finally {
+  rss.service.stop();
+  rss.worker.stop();
+  worker.child.kill("SIGTERM");
+  service.child.kill("SIGTERM");
+  const gone = await Promise.race([Promise.all([worker.exit, service.exit]).then(() => true), sleep(30_000)]);
+  if (!gone) {
+    worker.child.kill("SIGKILL");
+    service.child.kill("SIGKILL");
+  }
+  if (!KEEP) fs.rmSync(dataDir, { recursive: true, force: true });
+  else say(`kept ${dataDir}`);
+}
+process.exit(exitCode);
