@@ -1,17 +1,11 @@
 import { randomBytes } from "node:crypto";
-import {
-  getBase58Encoder,
-  getBase64Encoder,
-  getPublicKeyFromAddress,
-  type SignatureBytes,
-  address as solanaAddress,
-  verifySignature,
-} from "@solana/kit";
+import { address as solanaAddress } from "@solana/kit";
 import type { Kysely } from "kysely";
-import { getAddress, isAddress, type PublicClient, verifyMessage } from "viem";
+import { getAddress, isAddress, type PublicClient } from "viem";
 import { nowIso } from "../db/database.js";
 import type { Database } from "../db/schema.js";
 import { badRequest, Problem } from "../http/problem.js";
+import { verifyWalletSignature } from "../payments/wallet-signature.js";
 import type { OrderService } from "./service.js";
 import type { OrderRow } from "./tables.js";
 
@@ -143,10 +137,14 @@ export class OrderRecovery {
       throw new Problem(410, "recovery_challenge_expired", "This challenge expired; ask for a new one.");
     }
     const chain = row.chain as RecoveryChain;
-    const ok =
-      chain === "base"
-        ? await this.verifyEvm(row.address, row.message, input.signature)
-        : await this.verifySolana(row.address, row.message, input.signature);
+    // With a Base RPC, ERC-1271 and ERC-6492 smart wallets verify too; without one, plain keys.
+    const ok = await verifyWalletSignature(
+      chain === "base" ? "evm" : "solana",
+      row.address,
+      row.message,
+      input.signature,
+      { code: "invalid_signature_format", evmClient: this.deps.evmClient() },
+    );
     if (!ok) {
       throw new Problem(
         401,
@@ -184,31 +182,5 @@ export class OrderRecovery {
         };
       }),
     };
-  }
-
-  private async verifyEvm(addr: string, message: string, signature: string): Promise<boolean> {
-    if (!/^0x[0-9a-fA-F]{2,8192}$/.test(signature)) {
-      throw badRequest("invalid_signature_format", "signature must be 0x-prefixed hex.");
-    }
-    const sig = signature as `0x${string}`;
-    const client = this.deps.evmClient();
-    const address = getAddress(addr);
-    // With an RPC: ERC-1271 and ERC-6492 smart wallets too. Without one: plain keys (ecrecover).
-    if (client) return client.verifyMessage({ address, message, signature: sig }).catch(() => false);
-    return verifyMessage({ address, message, signature: sig }).catch(() => false);
-  }
-
-  private async verifySolana(addr: string, message: string, signature: string): Promise<boolean> {
-    let bytes: Uint8Array;
-    try {
-      bytes = /^[1-9A-HJ-NP-Za-km-z]{80,90}$/.test(signature)
-        ? new Uint8Array(getBase58Encoder().encode(signature))
-        : new Uint8Array(getBase64Encoder().encode(signature));
-    } catch {
-      throw badRequest("invalid_signature_format", "signature must be base58 or base64 of 64 bytes.");
-    }
-    if (bytes.length !== 64) throw badRequest("invalid_signature_format", "signature must be 64 bytes.");
-    const key = await getPublicKeyFromAddress(solanaAddress(addr));
-    return verifySignature(key, bytes as SignatureBytes, new TextEncoder().encode(message));
   }
 }

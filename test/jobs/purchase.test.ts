@@ -1,18 +1,17 @@
-import { generateKeyPairSigner, type KeyPairSigner } from "@solana/kit";
 import { x402Client } from "@x402/core/client";
 import { encodePaymentSignatureHeader } from "@x402/core/http";
 import { toClientEvmSigner } from "@x402/evm";
 import { ExactEvmScheme } from "@x402/evm/exact/client";
 import { ExactSvmScheme } from "@x402/svm/exact/client";
-import type { Hex } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Db } from "../../src/db/database.js";
 import type { App } from "../../src/http/types.js";
 import { paymentIdentifierClientExtension } from "../../src/payments/x402/buyer.js";
-import { appOn, evmKey, expectNoOrderData, paymentId, paymentRequired, solanaKey } from "../payments/x402/helpers.js";
-import { type EvmChain, startAnvil } from "../support/chains/evm.js";
-import { type SvmChain, startLiteSvm } from "../support/chains/svm.js";
+import { appOn, expectNoOrderData, paymentId, paymentRequired } from "../payments/x402/helpers.js";
+import { type BothChains, startBothChains } from "../support/chains/both.js";
+import type { EvmChain } from "../support/chains/evm.js";
+import type { SvmChain } from "../support/chains/svm.js";
 import { ENGINES, freshDatabase } from "../support/databases.js";
 
 /**
@@ -21,34 +20,17 @@ import { ENGINES, freshDatabase } from "../support/databases.js";
  */
 
 const GB = 1_000_000_000;
+let chains: BothChains;
 let evm: EvmChain;
 let svm: SvmChain;
-let gasKey: Hex;
-let feePayer: { signer: KeyPairSigner; secret: string };
-let solSeller: KeyPairSigner;
-const evmSeller = evmKey().address;
 
 beforeAll(async () => {
-  [evm, svm] = await Promise.all([startAnvil(), startLiteSvm()]);
-  gasKey = (await evm.newBuyer(0n)).key;
-  feePayer = await solanaKey();
-  svm.svm.airdrop(feePayer.signer.address, 10_000_000_000n as never);
-  solSeller = await generateKeyPairSigner();
-  await svm.setUsdc(solSeller.address, 0n);
+  chains = await startBothChains();
+  ({ evm, svm } = chains);
 });
-afterAll(async () => {
-  await evm?.stop();
-  await svm?.stop();
-});
+afterAll(async () => chains?.stop());
 
-const env = () => ({
-  PAY_TO_BASE: evmSeller,
-  BASE_RPC_URL: evm.rpcUrl,
-  X402_EVM_FACILITATOR_KEY: gasKey,
-  PAY_TO_SOLANA: solSeller.address,
-  SOLANA_RPC_URL: svm.rpcUrl,
-  X402_SVM_FEE_PAYER_KEY: feePayer.secret,
-});
+const env = (extra: Record<string, string> = {}) => chains.env(extra);
 
 const suite = (app: App, body: unknown, headers: Record<string, string> = {}) =>
   app.inject({ method: "POST", url: "/api/x402-suite", headers, payload: body as object });

@@ -122,16 +122,34 @@ export class CardService {
         },
       );
     }
-    const stripe = this.requireStripe();
-
-    const params = this.sessionParams(product, email);
     const window = Math.floor(Date.now() / CHECKOUT_REUSE_WINDOW_MS);
-    const requestKey = `checkout:${product.sku}:${sha256(email.toLowerCase()).slice(0, 32)}:${window}`;
-    const reuse = await cardStore.openSessionByRequestKey(this.db, requestKey);
-    if (reuse?.url) return { url: reuse.url, session_id: reuse.id, reused: true };
+    return this.openSession(this.sessionParams(product, email), {
+      requestKey: `checkout:${product.sku}:${sha256(email.toLowerCase()).slice(0, 32)}:${window}`,
+      sku: product.sku,
+      email,
+      amountCents: product.amountCents,
+      item: { kind: "product", ref: product.sku },
+    });
+  }
 
-    // Same request and parameters in the same window → same key → Stripe replays the same session.
-    const idempotencyKey = `labphi:${sha256(`${requestKey}|${JSON.stringify(params)}`)}`;
+  /**
+   * Creates a hosted Checkout Session (or answers the open one of the same request key) and records
+   * it. Same request and parameters in the same window → same idempotency key → Stripe replays it.
+   */
+  private async openSession(
+    params: Stripe.Checkout.SessionCreateParams,
+    r: {
+      requestKey: string;
+      sku: string;
+      email: string;
+      amountCents: number;
+      item: { kind: "product" | "quote"; ref: string };
+    },
+  ): Promise<CheckoutResult> {
+    const stripe = this.requireStripe();
+    const reuse = await cardStore.openSessionByRequestKey(this.db, r.requestKey);
+    if (reuse?.url) return { url: reuse.url, session_id: reuse.id, reused: true };
+    const idempotencyKey = `labphi:${sha256(`${r.requestKey}|${JSON.stringify(params)}`)}`;
     let session: Stripe.Checkout.Session;
     try {
       session = await stripe.checkout.sessions.create(params, { idempotencyKey });
@@ -143,22 +161,22 @@ export class CardService {
     const fresh = await cardStore.insertSessionIfAbsent(this.db, {
       id: session.id,
       rail: "card_checkout",
-      sku: product.sku,
-      email,
-      amount_cents: product.amountCents,
+      sku: r.sku,
+      email: r.email,
+      amount_cents: r.amountCents,
       currency: "usd",
       payment_link_id: null,
       payment_intent_id: idOf(session.payment_intent),
       status: "open",
       url: session.url,
-      request_key: requestKey,
+      request_key: r.requestKey,
       order_id: null,
       refunded_at: null,
       note: null,
       created_at: at,
       updated_at: at,
-      item_kind: "product",
-      item_ref: product.sku,
+      item_kind: r.item.kind,
+      item_ref: r.item.ref,
       job_id: null,
     });
     return { url: session.url, session_id: session.id, reused: !fresh };
@@ -180,7 +198,6 @@ export class CardService {
         { configured: false, missing: { card_checkout: ready.missing }, alternatives: ["POST /api/x402-suite"] },
       );
     }
-    const stripe = this.requireStripe();
     const base = this.config.baseUrl;
     const params: Stripe.Checkout.SessionCreateParams = {
       mode: "payment",
@@ -204,41 +221,13 @@ export class CardService {
       metadata: { sku: item.sku, item_kind: item.kind, item_ref: item.ref, email: email.trim(), source: "labphi" },
       payment_intent_data: { metadata: { item_kind: item.kind, item_ref: item.ref, source: "labphi" } },
     };
-    const requestKey = `checkout:${item.kind}:${item.ref}`;
-    const reuse = await cardStore.openSessionByRequestKey(this.db, requestKey);
-    if (reuse?.url) return { url: reuse.url, session_id: reuse.id, reused: true };
-    let session: Stripe.Checkout.Session;
-    try {
-      session = await stripe.checkout.sessions.create(params, {
-        idempotencyKey: `labphi:${sha256(`${requestKey}|${JSON.stringify(params)}`)}`,
-      });
-    } catch (err) {
-      throw stripeProblem(err, "creating the checkout session");
-    }
-    if (!session.url) throw new Problem(502, "stripe_bad_response", "Stripe answered a session without a URL.");
-    const at = nowIso();
-    const fresh = await cardStore.insertSessionIfAbsent(this.db, {
-      id: session.id,
-      rail: "card_checkout",
+    return this.openSession(params, {
+      requestKey: `checkout:${item.kind}:${item.ref}`,
       sku: item.sku,
       email: email.trim(),
-      amount_cents: item.amountCents,
-      currency: "usd",
-      payment_link_id: null,
-      payment_intent_id: idOf(session.payment_intent),
-      status: "open",
-      url: session.url,
-      request_key: requestKey,
-      order_id: null,
-      refunded_at: null,
-      note: null,
-      created_at: at,
-      updated_at: at,
-      item_kind: item.kind,
-      item_ref: item.ref,
-      job_id: null,
+      amountCents: item.amountCents,
+      item: { kind: item.kind, ref: item.ref },
     });
-    return { url: session.url, session_id: session.id, reused: !fresh };
   }
 
   /** A quote session read from Stripe: checked against our row (amount, currency, mode), then its job granted once. */

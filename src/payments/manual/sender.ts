@@ -1,13 +1,7 @@
-import {
-  getBase58Encoder,
-  getBase64Encoder,
-  getPublicKeyFromAddress,
-  type SignatureBytes,
-  address as solanaAddress,
-  verifySignature,
-} from "@solana/kit";
-import { getAddress, isAddress, type PublicClient, verifyMessage } from "viem";
+import { address as solanaAddress } from "@solana/kit";
+import { getAddress, isAddress, type PublicClient } from "viem";
 import { badRequest } from "../../http/problem.js";
+import { verifyWalletSignature } from "../wallet-signature.js";
 import { solanaRpc } from "../x402/svm.js";
 
 /**
@@ -82,30 +76,12 @@ export async function senderFromChain(
 }
 
 /** True when `signature` is by `sender` over `message`; 400 when it cannot even be decoded. */
-export async function verifySenderSignature(
+export function verifySenderSignature(
   chain: SenderChain,
   sender: string,
   message: string,
   signature: string,
   evmClient?: PublicClient,
 ): Promise<boolean> {
-  if (chain === "evm") {
-    if (!/^0x[0-9a-fA-F]{2,8192}$/.test(signature)) {
-      throw badRequest("invalid_sender_signature", "sender_signature must be 0x-prefixed hex (EIP-191).");
-    }
-    const args = { address: getAddress(sender), message, signature: signature as `0x${string}` };
-    // With an RPC, smart wallets (ERC-1271 / ERC-6492) verify too; without, plain keys.
-    return evmClient ? evmClient.verifyMessage(args).catch(() => false) : verifyMessage(args).catch(() => false);
-  }
-  let bytes: Uint8Array;
-  try {
-    bytes = /^[1-9A-HJ-NP-Za-km-z]{80,90}$/.test(signature)
-      ? new Uint8Array(getBase58Encoder().encode(signature))
-      : new Uint8Array(getBase64Encoder().encode(signature));
-  } catch {
-    throw badRequest("invalid_sender_signature", "sender_signature must be base58 or base64 of 64 bytes.");
-  }
-  if (bytes.length !== 64) throw badRequest("invalid_sender_signature", "sender_signature must be 64 bytes.");
-  const key = await getPublicKeyFromAddress(solanaAddress(sender));
-  return verifySignature(key, bytes as SignatureBytes, new TextEncoder().encode(message));
+  return verifyWalletSignature(chain, sender, message, signature, { code: "invalid_sender_signature", evmClient });
 }

@@ -1,4 +1,4 @@
-import { generateKeyPairSigner, getBase58Decoder, type KeyPairSigner, signBytes } from "@solana/kit";
+import { getBase58Decoder, type KeyPairSigner, signBytes } from "@solana/kit";
 import { x402Client } from "@x402/core/client";
 import { encodePaymentSignatureHeader } from "@x402/core/http";
 import { toClientEvmSigner } from "@x402/evm";
@@ -11,8 +11,9 @@ import type { Db } from "../../../src/db/database.js";
 import type { App } from "../../../src/http/types.js";
 import { senderProofMessage } from "../../../src/payments/manual/sender.js";
 import { paymentIdentifierClientExtension } from "../../../src/payments/x402/buyer.js";
-import { type EvmChain, startAnvil } from "../../support/chains/evm.js";
-import { type SvmChain, startLiteSvm } from "../../support/chains/svm.js";
+import { type BothChains, startBothChains } from "../../support/chains/both.js";
+import type { EvmChain } from "../../support/chains/evm.js";
+import type { SvmChain } from "../../support/chains/svm.js";
 import { buildSvmTx } from "../../support/chains/svm-tx.js";
 import { ENGINES, freshDatabase } from "../../support/databases.js";
 import {
@@ -24,7 +25,6 @@ import {
   paymentId,
   paymentRequired,
   signedTxHeader,
-  solanaKey,
 } from "./helpers.js";
 
 /**
@@ -41,36 +41,20 @@ const AUTH_ABI = parseAbi([
   "event AuthorizationUsed(address indexed authorizer, bytes32 indexed nonce)",
 ]);
 
+let chains: BothChains;
 let evm: EvmChain;
 let svm: SvmChain;
-let gasKey: Hex;
-let feePayer: { signer: KeyPairSigner; secret: string };
+let feePayer: BothChains["feePayer"];
 let solSeller: KeyPairSigner;
-const evmSeller = evmKey().address;
+let evmSeller: `0x${string}`;
 
 beforeAll(async () => {
-  [evm, svm] = await Promise.all([startAnvil(), startLiteSvm()]);
-  gasKey = (await evm.newBuyer(0n)).key;
-  feePayer = await solanaKey();
-  svm.svm.airdrop(feePayer.signer.address, 10_000_000_000n as never);
-  solSeller = await generateKeyPairSigner();
-  await svm.setUsdc(solSeller.address, 0n);
+  chains = await startBothChains();
+  ({ evm, svm, feePayer, solSeller, evmSeller } = chains);
 });
-afterAll(async () => {
-  await evm?.stop();
-  await svm?.stop();
-});
+afterAll(async () => chains?.stop());
 
-const env = (extra: Record<string, string> = {}) => ({
-  PAY_TO_BASE: evmSeller,
-  BASE_RPC_URL: evm.rpcUrl,
-  X402_EVM_FACILITATOR_KEY: gasKey,
-  PAY_TO_SOLANA: solSeller.address,
-  SOLANA_RPC_URL: svm.rpcUrl,
-  X402_SVM_FEE_PAYER_KEY: feePayer.secret,
-  CONTACT_EMAIL: "ops@lab.test",
-  ...extra,
-});
+const env = (extra: Record<string, string> = {}) => chains.env(extra);
 
 const post = (app: App, body: unknown, headers: Record<string, string> = {}) =>
   app.inject({ method: "POST", url: "/api/x402-products", headers, payload: body as object });
