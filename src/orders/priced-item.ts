@@ -55,13 +55,17 @@ export function quoteItem(
     id: string;
     amount_units: string;
     amount_cents: number;
-    op: string;
-    bytes: number | string | bigint;
-    level: string;
+    op?: string;
+    bytes?: number | string | bigint;
+    level?: string;
   },
   resource: string,
 ): PricedItem {
   const usd = unitsToUsd(quote.amount_units);
+  const what =
+    quote.op && quote.bytes !== undefined && quote.level
+      ? `: ${quote.op} of ${String(quote.bytes)} bytes at level ${quote.level}`
+      : "";
   return {
     kind: "quote",
     ref: quote.id,
@@ -71,6 +75,6 @@ export function quoteItem(
     amountUnits: quote.amount_units,
     amountUsd: usd,
     resource,
-    description: `Metered suite job (quote ${quote.id}): ${quote.op} of ${String(quote.bytes)} bytes at level ${quote.level}. Price ${usd} USD = ${quote.amount_units} atomic USDC units (6 decimals; GB = 10^9 bytes).`,
+    description: `Metered suite job (quote ${quote.id})${what}. Price ${usd} USD = ${quote.amount_units} atomic USDC units (6 decimals; GB = 10^9 bytes).`,
   };
 }

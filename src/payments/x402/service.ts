@@ -247,9 +247,6 @@ export class X402Service {
           id: row.item_ref,
           amount_units: row.amount_units,
           amount_cents: row.amount_cents,
-          op: "job",
-          bytes: "?",
-          level: "?",
         },
         row.resource ?? `${this.config.baseUrl}/api/x402-suite`,
       );
