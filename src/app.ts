@@ -191,6 +191,14 @@ export async function buildApp(options: AppOptions): Promise<App> {
   quoteRoutes(app, { quotes, identities, ttlSeconds: config.suiteQuotes.ttlSeconds });
   suitePurchaseRoutes(app, { purchase: suitePurchase, identities });
   jobRoutes(app, { jobs, storage, db: db.kysely, dataDir: config.dataDir, baseUrl: config.baseUrl });
+  // olympiad routes: O1 begin
+  // olympiad routes: O1 end
+  // olympiad routes: O2 begin
+  // olympiad routes: O2 end
+  // olympiad routes: O3 begin
+  // olympiad routes: O3 end
+  // olympiad routes: O4 begin
+  // olympiad routes: O4 end
 
   await app.ready();
   // Recover x402 proofs left between settlement and order (crash, timeout), then keep reconciling.

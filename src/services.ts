@@ -59,6 +59,14 @@ export interface Services {
   storage: ObjectStore;
   /** Suite-job runner: the jobs' scheduler, and a segment worker when `worker.start`. */
   runner: JobRunner;
+  // olympiad service fields: O1 begin
+  // olympiad service fields: O1 end
+  // olympiad service fields: O2 begin
+  // olympiad service fields: O2 end
+  // olympiad service fields: O3 begin
+  // olympiad service fields: O3 end
+  // olympiad service fields: O4 begin
+  // olympiad service fields: O4 end
   /** Stops the runner (running segments finish or go back to the queue), the reconciler and the object store. */
   close(): Promise<void>;
 }
@@ -109,6 +117,15 @@ export async function buildServices(options: ServiceOptions): Promise<Services> 
   jobs.scheduler = runner;
   if (worker.start) await runner.start();
 
+  // olympiad: documents (O1) begin
+  // olympiad: documents (O1) end
+  // olympiad: participants, entry, teams (O2) begin
+  // olympiad: participants, entry, teams (O2) end
+  // olympiad: governance (O3) begin
+  // olympiad: governance (O3) end
+  // olympiad: records, standings, hash chain (O4) begin
+  // olympiad: records, standings, hash chain (O4) end
+
   let closed: Promise<void> | undefined;
   return {
     config,
@@ -127,6 +144,14 @@ export async function buildServices(options: ServiceOptions): Promise<Services> 
     suitePurchase,
     storage,
     runner,
+    // olympiad returned services: O1 begin
+    // olympiad returned services: O1 end
+    // olympiad returned services: O2 begin
+    // olympiad returned services: O2 end
+    // olympiad returned services: O3 begin
+    // olympiad returned services: O3 end
+    // olympiad returned services: O4 begin
+    // olympiad returned services: O4 end
     close() {
       closed ??= (async () => {
         await runner.stop({ graceMs: 5_000 });

@@ -5,10 +5,12 @@
 import type { EngineTables } from "../engine/tables.js";
 import type { IdentityTables } from "../identity/tables.js";
 import type { JobTables } from "../jobs/tables.js";
+import type { OlympiadTables } from "../olympiad/tables.js";
 import type { OrderTables } from "../orders/tables.js";
 import type { CardTables } from "../payments/card/tables.js";
 import type { ClaimTables } from "../payments/manual/tables.js";
 import type { X402Tables } from "../payments/x402/tables.js";
+import type { HashChainTables } from "./hash-chain-tables.js";
 import type { SettingsTables } from "./settings.js";
 
 export interface Database
@@ -19,4 +21,6 @@ export interface Database
     X402Tables,
     EngineTables,
     IdentityTables,
-    JobTables {}
+    JobTables,
+    OlympiadTables,
+    HashChainTables {}

@@ -8,6 +8,8 @@ import * as m0003 from "./0003_human_payments.js";
 import * as m0004 from "./0004_engine.js";
 import * as m0005 from "./0005_payer_binding.js";
 import * as m0006 from "./0006_suite_jobs.js";
+import * as m0007 from "./0007_olympiad.js";
+import * as m0008 from "./0008_hash_chain.js";
 
 export const migrations = {
   "0001_foundation": m0001,
@@ -16,4 +18,6 @@ export const migrations = {
   "0004_engine": m0004,
   "0005_payer_binding": m0005,
   "0006_suite_jobs": m0006,
+  "0007_olympiad": m0007,
+  "0008_hash_chain": m0008,
 };
