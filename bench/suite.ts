@@ -4,7 +4,7 @@
  *   npm run bench:suite [-- --size 2GB] [--lib-mb 134.217728] [--threads N] [--keep] [--sample BYTES]
  *
  * Starts the HTTP service (`node --import tsx src/server.ts`) and one `labphi worker`
- * (`node --import tsx src/cli/main.ts worker`) as child processes on a temporary DATA_DIR (SQLite,
+ * (`node bin/labphi.mjs worker`, the launcher users run) as child processes on a temporary DATA_DIR (SQLite,
  * local object store), JOB_WORKER_IN_SERVICE=false, so the worker process codes every segment.
  * Then: POST /api/x402-suite (op compress, level fast, bytes = size: within the free cap → the job
  * at once), a raw streamed PUT of the input (REQUEST_TIMEOUT_SECONDS=3000 for these children, so a
@@ -327,9 +327,11 @@ interface Proc {
 }
 
 function start(name: string, args: string[], env: NodeJS.ProcessEnv): Proc {
-  // tsx as a loader of this very process (not its CLI, which would run a grandchild): the pid we
-  // sample and signal is the real one.
-  const child = spawn(process.execPath, ["--import", tsxLoader, ...args], {
+  // The service: `npm start`'s way, tsx as a loader of this very process (not its CLI, which would
+  // run a grandchild), so the pid we sample and signal is the real one. The worker: `labphi worker`
+  // through the launcher users run (bin/labphi.mjs), which runs the bundled CLI in its own process.
+  const loader = args[0]?.startsWith("bin/") ? [] : ["--import", tsxLoader];
+  const child = spawn(process.execPath, [...loader, ...args], {
     cwd: root,
     env,
     stdio: ["ignore", "pipe", "pipe"],
@@ -488,7 +490,7 @@ for (;;) {
   if (Date.now() > serviceUp) throw new Error("the service did not start");
   await sleep(200);
 }
-const worker = start("worker", ["src/cli/main.ts", "worker"], env);
+const worker = start("worker", ["bin/labphi.mjs", "worker"], env);
 for (const until = Date.now() + 60_000; !worker.lines.some((l) => / ready: /.test(l)); await sleep(100)) {
   if (worker.child.exitCode !== null) throw new Error(`worker exited:\n${worker.lines.join("\n")}`);
   if (Date.now() > until) throw new Error("the worker did not start");

@@ -1,18 +1,29 @@
 #!/usr/bin/env node
-// Launcher for the labphi CLI: runs the TypeScript entry through tsx.
+// Launcher for the labphi CLI. Runs the CLI bundled into one JavaScript file (src/threads/bundle.mjs:
+// esbuild, cached under node_modules/.cache/labphi) in this process, which starts faster and keeps
+// long-running commands such as `labphi worker` smaller; if bundling is not possible, it runs the
+// TypeScript entry through tsx in a child process, as before.
 import { spawnSync } from "node:child_process";
 import { createRequire } from "node:module";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { bundleModule } from "../src/threads/bundle.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const require = createRequire(import.meta.url);
-const tsx = require.resolve("tsx/cli");
-const result = spawnSync(
-  process.execPath,
-  [tsx, path.join(here, "..", "src", "cli", "main.ts"), ...process.argv.slice(2)],
-  {
-    stdio: "inherit",
-  },
-);
-process.exit(result.status ?? 1);
+const entry = path.join(here, "..", "src", "cli", "main.ts");
+const argv = process.argv.slice(2);
+
+const bundled = process.env.LABPHI_NO_BUNDLE ? undefined : await bundleModule(pathToFileURL(entry));
+if (bundled) {
+  const { runCli } = await import(bundled);
+  process.exitCode = await runCli(argv, {
+    stdin: process.stdin,
+    stdout: process.stdout,
+    stderr: process.stderr,
+    env: process.env,
+  });
+} else {
+  const require = createRequire(import.meta.url);
+  const result = spawnSync(process.execPath, [require.resolve("tsx/cli"), entry, ...argv], { stdio: "inherit" });
+  process.exit(result.status ?? 1);
+}

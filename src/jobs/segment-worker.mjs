@@ -1,15 +1,20 @@
 // piscina worker of the suite-job runner (runner.ts): codes one unit of a segment. Plain
-// JavaScript so that it starts in any thread; it loads the codec (TypeScript) directly (a build,
-// or a thread with a TypeScript loader) or through tsx, as the codec's decode-worker.mjs does.
-import { move } from "piscina";
+// JavaScript so that it starts in any thread. It imports the module the runner names in
+// `workerData.module` (the codec bundled into one JavaScript file, src/threads/bundle.mjs), else
+// the compiled segment-job.js of a build, else the TypeScript through tsx.
+import { move, workerData } from "piscina";
 
 let job;
-try {
-  job = await import("./segment-job.js");
-} catch (err) {
-  if (err?.code !== "ERR_MODULE_NOT_FOUND") throw err;
-  const { tsImport } = await import("tsx/esm/api");
-  job = await tsImport("./segment-job.ts", import.meta.url);
+if (workerData?.module) {
+  job = await import(workerData.module);
+} else {
+  try {
+    job = await import("./segment-job.js");
+  } catch (err) {
+    if (err?.code !== "ERR_MODULE_NOT_FOUND") throw err;
+    const { tsImport } = await import("tsx/esm/api");
+    job = await tsImport("./segment-job.ts", import.meta.url);
+  }
 }
 
 export default async function run(task) {

@@ -1,7 +1,7 @@
 import { ConfigError, loadConfig } from "../../config.js";
 import { openDatabase } from "../../db/database.js";
 import { migrateToLatest } from "../../db/migrate.js";
-import { buildServices } from "../../services.js";
+import { buildJobRuntime } from "../../jobs/runtime.js";
 import { type CliIO, type Command, UsageError } from "../command.js";
 import { parseCodecArgs } from "./compress.js";
 
@@ -55,12 +55,16 @@ export const workerCommand: Command = {
     await migrateToLatest(db);
     // The same services as the web app (src/services.ts), without a web server: this process only
     // runs segment workers (the reconciler and the HTTP routes belong to the service).
-    const services = await buildServices({
+    // Only the suite-job runtime (object store, queue, runner): the same builder as the web
+    // service's, without the rest of the services' module graph (payments, HTTP).
+    const jobs = await buildJobRuntime({
       config,
       db,
       worker: { start: true, concurrency, threads, say },
+      info: say,
+      warn: (line) => say(`warning: ${line}`),
     });
-    const { runner } = services;
+    const { runner } = jobs;
     const queue = runner.queue;
     say(
       `worker ${process.pid} ready: queue ${queue.kind} on ${db.kind}, ${concurrency} segment(s) at once, ${threads} ` +
@@ -76,9 +80,8 @@ export const workerCommand: Command = {
         }
         stopping = true;
         say(`${signal}: finishing running segments (at most ${queue.leaseMs / 1000} s), then exiting`);
-        runner
-          .stop({ graceMs: queue.leaseMs })
-          .then(() => services.close())
+        jobs
+          .close({ graceMs: queue.leaseMs })
           .then(() => db.close())
           .then(
             () => {
