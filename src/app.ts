@@ -23,6 +23,10 @@ import { identityRoutes } from "./identity/routes.js";
 import { suitePurchaseRoutes } from "./jobs/purchase-routes.js";
 import { quoteRoutes } from "./jobs/quote-routes.js";
 import { jobRoutes } from "./jobs/routes.js";
+import { olympiadActionRoutes } from "./olympiad/action-routes.js";
+import { olympiadDocumentRoutes } from "./olympiad/document-routes.js";
+import { governanceRoutes } from "./olympiad/governance-routes.js";
+import { recordsRoutes } from "./olympiad/records-routes.js";
 import { opsRoutes } from "./ops/routes.js";
 import { licenseRoutes } from "./orders/license-routes.js";
 import { recoveryRoutes } from "./orders/recovery-routes.js";
@@ -192,12 +196,22 @@ export async function buildApp(options: AppOptions): Promise<App> {
   suitePurchaseRoutes(app, { purchase: suitePurchase, identities });
   jobRoutes(app, { jobs, storage, db: db.kysely, dataDir: config.dataDir, baseUrl: config.baseUrl });
   // olympiad routes: O1 begin
+  olympiadDocumentRoutes(app, { documents: built.olympiad });
   // olympiad routes: O1 end
   // olympiad routes: O2 begin
+  olympiadActionRoutes(app, {
+    participants: built.participants,
+    entry: built.olympiadEntry,
+    teams: built.teams,
+    governance: built.governance,
+    baseUrl: config.baseUrl,
+  });
   // olympiad routes: O2 end
   // olympiad routes: O3 begin
+  governanceRoutes(app, { governance: built.governance, requireAdmin });
   // olympiad routes: O3 end
   // olympiad routes: O4 begin
+  recordsRoutes(app, { records: built.olympiadRecords, db: db.kysely, requireAdmin });
   // olympiad routes: O4 end
 
   await app.ready();

@@ -61,6 +61,17 @@ const optionalBoolean = optionalString.refine((v) => v === undefined || BOOLEAN.
 });
 const isTrue = (v: string) => /^(true|1|yes|on)$/i.test(v);
 
+/** A calendar date `YYYY-MM-DD` that exists (2026-02-30 is refused); undefined when unset. */
+const isoDate = optionalString.refine(
+  (v) => {
+    if (v === undefined) return true;
+    if (!/^\d{4}-\d{2}-\d{2}$/.test(v)) return false;
+    const d = new Date(`${v}T00:00:00Z`);
+    return !Number.isNaN(d.getTime()) && d.toISOString().slice(0, 10) === v;
+  },
+  { message: "must be a calendar date YYYY-MM-DD" },
+);
+
 /** TRUST_PROXY: true, false, a hop count, or a comma-separated list of proxy addresses / CIDR ranges. */
 const PROXY_ENTRY = /^([0-9a-fA-F:.]+(\/\d{1,3})?|loopback|linklocal|uniquelocal)$/;
 function trustProxy(v: string | undefined): boolean | number | string {
@@ -184,6 +195,26 @@ const envSchema = z.object({
   JOB_WORKER_IN_SERVICE: optionalBoolean,
   JOB_WORKER_THREADS: optionalIntIn(1, 64),
   JOB_WORKER_CONCURRENCY: intIn(1, 64, 1),
+
+  // olympiad season and sponsor (src/olympiad/season.ts, docs/olympiad.md)
+  OLYMPIAD_SEASON_YEAR: intIn(2000, 9999, 2026),
+  OLYMPIAD_SEASON_STARTS: isoDate,
+  OLYMPIAD_SEASON_ENDS: isoDate,
+  OLYMPIAD_REGISTRATION_OPENS: isoDate,
+  OLYMPIAD_SPONSOR_NAME: optionalString.refine((v) => v === undefined || v.length <= 80, {
+    message: "must be at most 80 characters",
+  }),
+  OLYMPIAD_SPONSOR_DOMAIN: optionalString.refine(
+    (v) =>
+      v === undefined ||
+      /^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/i.test(v),
+    { message: "must be a domain name, e.g. lab.example.com" },
+  ),
+  OLYMPIAD_SPONSOR_URL: url("sponsor's site, e.g. https://lab.example.com"),
+  OLYMPIAD_SPONSOR_LABEL: optionalString.refine((v) => v === undefined || v.length <= 120, {
+    message: "must be at most 120 characters",
+  }),
+  OLYMPIAD_COMMUNITY_URL: url("the olympiad's public repository, e.g. https://github.com/org/olympiad"),
 });
 
 export type Env = z.infer<typeof envSchema>;
@@ -284,6 +315,21 @@ export interface Config {
     workerThreads: number;
     /** Segments one worker process runs at once. */
     workerConcurrency: number;
+  };
+  /** The olympiad's season and sponsor (src/olympiad/season.ts, docs/olympiad.md). */
+  olympiad: {
+    season: {
+      year: number;
+      /** YYYY-MM-DD (UTC): first day of the season; default January 1 of the season year. */
+      starts: string;
+      /** YYYY-MM-DD (UTC): last day of the season, or null (open-ended). */
+      ends: string | null;
+      /** YYYY-MM-DD (UTC): the day open registration begins (entries count from then), or null (not announced). */
+      registrationOpens: string | null;
+    };
+    sponsor: { name: string; domain: string; url: string; label: string };
+    /** The public repository where the community proposes and discusses (issues, contributing), or null. */
+    communityUrl: string | null;
   };
 }
 
@@ -403,11 +449,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   const host = e.HOST ?? "127.0.0.1";
   const urlHost = host === "0.0.0.0" || host === "::" ? "127.0.0.1" : host;
+  const baseUrl = (e.BASE_URL ?? `http://${urlHost}:${e.PORT}`).replace(/\/+$/, "");
   return {
     env: nodeEnv,
     port: e.PORT,
     host,
-    baseUrl: (e.BASE_URL ?? `http://${urlHost}:${e.PORT}`).replace(/\/+$/, ""),
+    baseUrl,
     dataDir: path.resolve(e.DATA_DIR ?? "./data"),
     databaseUrl: e.DATABASE_URL,
     adminToken: e.ADMIN_TOKEN,
@@ -475,6 +522,34 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       workerThreads: e.JOB_WORKER_THREADS ?? Math.max(1, Math.min(4, os.availableParallelism())),
       workerConcurrency: e.JOB_WORKER_CONCURRENCY,
     },
+    olympiad: olympiadSettings(e, baseUrl),
+  };
+}
+
+/** OLYMPIAD_*: the season's dates must be in order (starts ≤ registration opens ≤ ends). */
+function olympiadSettings(e: Env, baseUrl: string): Config["olympiad"] {
+  const starts = e.OLYMPIAD_SEASON_STARTS ?? `${e.OLYMPIAD_SEASON_YEAR}-01-01`;
+  const ends = e.OLYMPIAD_SEASON_ENDS ?? null;
+  const registrationOpens = e.OLYMPIAD_REGISTRATION_OPENS ?? null;
+  if (ends !== null && ends < starts) {
+    throw new ConfigError("OLYMPIAD_SEASON_ENDS", `must not be before OLYMPIAD_SEASON_STARTS (${starts})`);
+  }
+  if (registrationOpens !== null && registrationOpens < starts) {
+    throw new ConfigError("OLYMPIAD_REGISTRATION_OPENS", `must not be before OLYMPIAD_SEASON_STARTS (${starts})`);
+  }
+  if (registrationOpens !== null && ends !== null && registrationOpens > ends) {
+    throw new ConfigError("OLYMPIAD_REGISTRATION_OPENS", `must not be after OLYMPIAD_SEASON_ENDS (${ends})`);
+  }
+  const sponsorUrl = (e.OLYMPIAD_SPONSOR_URL ?? baseUrl).replace(/\/+$/, "");
+  return {
+    season: { year: e.OLYMPIAD_SEASON_YEAR, starts, ends, registrationOpens },
+    sponsor: {
+      name: e.OLYMPIAD_SPONSOR_NAME ?? "Lab Phi",
+      domain: e.OLYMPIAD_SPONSOR_DOMAIN ?? new URL(sponsorUrl).hostname,
+      url: sponsorUrl,
+      label: e.OLYMPIAD_SPONSOR_LABEL ?? "Official host sponsor",
+    },
+    communityUrl: e.OLYMPIAD_COMMUNITY_URL?.replace(/\/+$/, "") ?? null,
   };
 }
 

@@ -6,12 +6,17 @@ import type { Db } from "./db/database.js";
 import { EngineService } from "./engine/service.js";
 import { IdentityService } from "./identity/service.js";
 import { SuitePurchase } from "./jobs/purchase.js";
-import { openTaskQueue } from "./jobs/queue/index.js";
 import { QuoteService } from "./jobs/quotes.js";
-import { JobRunner } from "./jobs/runner.js";
+import type { JobRunner } from "./jobs/runner.js";
+import { buildJobRuntime, type WorkerOptions } from "./jobs/runtime.js";
 import { JobService } from "./jobs/service.js";
-import { createObjectStore } from "./jobs/storage/index.js";
 import type { ObjectStore } from "./jobs/storage/types.js";
+import { OlympiadDocuments, tableProviders } from "./olympiad/documents.js";
+import { OlympiadEntry } from "./olympiad/entry.js";
+import { Governance } from "./olympiad/governance.js";
+import { Participants } from "./olympiad/participants.js";
+import { OlympiadRecords } from "./olympiad/records.js";
+import { Teams } from "./olympiad/teams.js";
 import { LicenseService } from "./orders/license-routes.js";
 import { OrderRecovery } from "./orders/recovery.js";
 import { OrderService } from "./orders/service.js";
@@ -24,7 +29,8 @@ import { serviceKeys } from "./secrets.js";
 /**
  * The composition root of the domain: builds every service from the settings, the database and a
  * logger, with no HTTP. The web app (`app.ts`) registers routes over these services; `labphi worker`
- * runs the same services' job runner without a web server (and an MCP server can do the same).
+ * builds only their suite-job runtime (`jobs/runtime.ts`, the same builder used here), without a
+ * web server and without the payment rails' module graph (and an MCP server can do the same).
  */
 
 export interface ServiceOptions {
@@ -38,7 +44,7 @@ export interface ServiceOptions {
    * Run suite-job segments in this process: the web app follows JOB_WORKER_IN_SERVICE, `labphi
    * worker` always does (with its own concurrency and threads).
    */
-  worker?: { start: boolean; concurrency?: number; threads?: number; say?: (line: string) => void };
+  worker?: WorkerOptions;
 }
 
 export interface Services {
@@ -60,12 +66,24 @@ export interface Services {
   /** Suite-job runner: the jobs' scheduler, and a segment worker when `worker.start`. */
   runner: JobRunner;
   // olympiad service fields: O1 begin
+  /** The olympiad documents: GET /api/olympiad (record and views) and /olympiad.json (src/olympiad/documents.ts). */
+  olympiad: OlympiadDocuments;
   // olympiad service fields: O1 end
   // olympiad service fields: O2 begin
+  /** Olympiad participants and their bearer tokens (src/olympiad/participants.ts). */
+  participants: Participants;
+  /** Olympiad intents and paid entries (src/olympiad/entry.ts). */
+  olympiadEntry: OlympiadEntry;
+  /** Olympiad teams under the ratio rule (src/olympiad/teams.ts). */
+  teams: Teams;
   // olympiad service fields: O2 end
   // olympiad service fields: O3 begin
+  /** Olympiad proposals, votes, weighted tallies and operator-appointed roles. */
+  governance: Governance;
   // olympiad service fields: O3 end
   // olympiad service fields: O4 begin
+  /** Olympiad records on hash chain `olympiad`, standings and their documents (src/olympiad/records.ts). */
+  olympiadRecords: OlympiadRecords;
   // olympiad service fields: O4 end
   /** Stops the runner (running segments finish or go back to the queue), the reconciler and the object store. */
   close(): Promise<void>;
@@ -102,28 +120,42 @@ export async function buildServices(options: ServiceOptions): Promise<Services> 
   x402.jobs = jobs;
   card.jobs = jobs;
   const suitePurchase = new SuitePurchase(db.kysely, quotes, jobs, x402, card, config.baseUrl);
-  const storage = createObjectStore(config);
-  const worker = options.worker ?? { start: config.jobRunner.workerInService };
-  const runner = new JobRunner({
-    db: db.kysely,
-    store: storage,
-    queue: openTaskQueue(config, db, (m) => log.warn(m)),
-    segmentBytes: config.jobRunner.segmentBytes,
-    attempts: config.jobRunner.segmentAttempts,
-    threads: worker.threads ?? config.jobRunner.workerThreads,
-    concurrency: worker.concurrency ?? config.jobRunner.workerConcurrency,
-    log: worker.say ?? ((line: string) => log.info(line)),
+  const {
+    storage,
+    runner,
+    close: closeJobs,
+  } = await buildJobRuntime({
+    config,
+    db,
+    worker: options.worker ?? { start: config.jobRunner.workerInService },
+    info: (line) => log.info(line),
+    warn: (line) => log.warn(line),
   });
   jobs.scheduler = runner;
-  if (worker.start) await runner.start();
 
   // olympiad: documents (O1) begin
+  // The proposals view is the governance service's (built below; called only at request time).
+  const olympiad = new OlympiadDocuments({ config, catalog, providers: tableProviders(db.kysely) });
+  olympiad.use({ proposals: () => governance.proposalsView() });
   // olympiad: documents (O1) end
   // olympiad: participants, entry, teams (O2) begin
+  const participants = new Participants(db.kysely);
+  const olympiadEntry = new OlympiadEntry(db.kysely, { config, catalog, orders, x402 });
+  const teams = new Teams(db.kysely, config);
   // olympiad: participants, entry, teams (O2) end
   // olympiad: governance (O3) begin
+  const governance = new Governance(db.kysely, {
+    audit: (actor, action, subject, detail) => orders.audit(actor, action, subject, detail),
+  });
   // olympiad: governance (O3) end
   // olympiad: records, standings, hash chain (O4) begin
+  const olympiadRecords = new OlympiadRecords(db.kysely, config, (actor, action, subject, detail, trx) =>
+    orders.audit(actor, action, subject, detail, trx),
+  );
+  olympiad.use({
+    records: () => olympiadRecords.recordsView(),
+    eventsCompleted: (seasonId) => olympiadRecords.eventsCompleted(seasonId),
+  });
   // olympiad: records, standings, hash chain (O4) end
 
   let closed: Promise<void> | undefined;
@@ -145,18 +177,23 @@ export async function buildServices(options: ServiceOptions): Promise<Services> 
     storage,
     runner,
     // olympiad returned services: O1 begin
+    olympiad,
     // olympiad returned services: O1 end
     // olympiad returned services: O2 begin
+    participants,
+    olympiadEntry,
+    teams,
     // olympiad returned services: O2 end
     // olympiad returned services: O3 begin
+    governance,
     // olympiad returned services: O3 end
     // olympiad returned services: O4 begin
+    olympiadRecords,
     // olympiad returned services: O4 end
     close() {
       closed ??= (async () => {
-        await runner.stop({ graceMs: 5_000 });
+        await closeJobs({ graceMs: 5_000 });
         await x402.stop();
-        await storage.close();
       })();
       return closed;
     },

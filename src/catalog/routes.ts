@@ -52,8 +52,6 @@ export const catalogResponseSchema = z.object({
 
 export const singleProductResponseSchema = z.object({ ...catalogEnvelope, product: productRecordSchema });
 
-export const SPONSOR_NAME = "Lab Phi";
-
 /** The spec's product record for one product. */
 export function productRecord(product: Product, config: Config): z.infer<typeof productRecordSchema> {
   const record: z.infer<typeof productRecordSchema> = {
@@ -70,7 +68,7 @@ export function productRecord(product: Product, config: Config): z.infer<typeof 
   if (link) record.human_stripe = link;
   if (product.kind === "olympiad") {
     record.access = `${config.baseUrl}/api/olympiad?view=entry`;
-    record.sponsor = SPONSOR_NAME;
+    record.sponsor = config.olympiad.sponsor.name;
     record.olympiad = `${config.baseUrl}/olympiad.json`;
   }
   return record;

@@ -29,6 +29,12 @@ export async function registerOpenApi(app: App, config: Config): Promise<void> {
               "x402 payment proof (base64 JSON payload, v1 or v2). PAYMENT-SIGNATURE (v2) is accepted too. Optional on the first call, which answers 402 with the requirements.",
           },
           adminBearer: { type: "http", scheme: "bearer", description: "Operator token (ADMIN_TOKEN)." },
+          participantBearer: {
+            type: "http",
+            scheme: "bearer",
+            description: "Olympiad participant token (from POST /api/olympiad { action: register }).",
+          },
+          jobBearer: { type: "http", scheme: "bearer", description: "Suite job token (from POST /api/x402-suite)." },
         },
       },
     },

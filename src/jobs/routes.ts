@@ -272,6 +272,7 @@ export function jobRoutes(
     summary,
     description: `${description} tus 1.0.0 (creation, Upload-Offset, HEAD). ${AUTH}`,
     tags: ["jobs"],
+    security: [{ jobBearer: [] }],
     response: {
       ...ok,
       400: problemSchema,
@@ -306,6 +307,7 @@ export function jobRoutes(
           summary: "A suite job: state, bytes in and out, progress, ratio, level, attempts, errors",
           description: AUTH,
           tags: ["jobs"],
+          security: [{ jobBearer: [] }],
           params: z.object({ id: jobIdParam }),
           response: { 200: jobViewSchema, 401: problemSchema },
         },
@@ -320,6 +322,7 @@ export function jobRoutes(
           summary: "Send a suite job's whole input (raw bytes, streamed)",
           description: `Content-Type: application/octet-stream; at most the quoted bytes (a larger Content-Length: 413 at once; more bytes arriving: 413, the part that fit is kept and recorded as bytes_in). Accepted while the job is awaiting_input or uploading; on success the job is queued. A request must arrive within REQUEST_TIMEOUT_SECONDS: for large inputs use the resumable tus endpoint ${TUS_PATH}. ${AUTH}`,
           tags: ["jobs"],
+          security: [{ jobBearer: [] }],
           params: z.object({ id: jobIdParam }),
           response: {
             200: jobViewSchema,
@@ -366,6 +369,7 @@ export function jobRoutes(
           summary: "A done suite job's output (streamed; Range supported)",
           description: `The segment outputs in order. \`Range: bytes=a-b\` (one range, suffix \`bytes=-n\` too) → 206 with Content-Range; outside the output → 416. ETag is the output's SHA-256. ${AUTH}`,
           tags: ["jobs"],
+          security: [{ jobBearer: [] }],
           params: z.object({ id: jobIdParam }),
           response: {
             200: z.any().describe("the output bytes (application/octet-stream)"),

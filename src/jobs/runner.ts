@@ -66,9 +66,6 @@ interface Range {
   length: number;
 }
 
-/** `async`: units whose coding runs on libuv's pool (compress at level fast); `sync`: the rest */
-type PoolKind = "async" | "sync";
-
 const ACTIVE: JobRow["state"][] = ["queued", "running"];
 
 class InputCorrupt extends PermanentTaskError {
@@ -215,7 +212,7 @@ export class JobRunner implements JobScheduler {
   private readonly store: ObjectStore;
   private readonly chunkBytes: number;
   private readonly log: (line: string) => void;
-  private readonly pools = new Map<PoolKind, Piscina>();
+  private piscina: Piscina | undefined;
   private working = false;
 
   constructor(private readonly opts: RunnerOptions) {
@@ -241,9 +238,9 @@ export class JobRunner implements JobScheduler {
   async stop(opts: { graceMs?: number; abandon?: boolean } = {}): Promise<void> {
     await this.queue.stop(opts);
     this.working = false;
-    const pools = [...this.pools.values()];
-    this.pools.clear();
-    await Promise.all(pools.map((p) => p.destroy()));
+    const pool = this.piscina;
+    this.piscina = undefined;
+    await pool?.destroy();
   }
 
   /** Jobs left queued or running (a crash between planning and enqueueing, a lost finalize): again. */
@@ -407,31 +404,19 @@ export class JobRunner implements JobScheduler {
     });
   }
 
-  /**
-   * The thread pool for a unit kind. Compressing at level `fast` is brotli on libuv's thread pool
-   * (asynchronous): one pool thread drives `threads` units at once, so the process carries one
-   * isolate instead of `threads` (measured: about 50 MB each). Every other op and level codes
-   * synchronously inside its thread (context mixing, decoders): one unit per thread.
-   */
-  private async pool(kind: PoolKind): Promise<Piscina> {
-    const ready = this.pools.get(kind);
-    if (ready) return ready;
+  /** The codec threads: one unit at a time each (the codec's work runs in the calling thread). */
+  private async pool(): Promise<Piscina> {
+    if (this.piscina) return this.piscina;
     // the threads import the codec bundled into one JavaScript file (less memory than tsx per thread)
     const module = await bundleModule(new URL("./segment-job.ts", import.meta.url));
-    const threads = this.opts.threads;
-    let pool = this.pools.get(kind);
-    if (!pool) {
-      pool = new Piscina({
-        filename: new URL("./segment-worker.mjs", import.meta.url).href,
-        minThreads: kind === "async" ? 1 : threads,
-        maxThreads: kind === "async" ? 1 : threads,
-        concurrentTasksPerWorker: kind === "async" ? threads : 1,
-        idleTimeout: 60_000,
-        workerData: { module },
-      });
-      this.pools.set(kind, pool);
-    }
-    return pool;
+    this.piscina ??= new Piscina({
+      filename: new URL("./segment-worker.mjs", import.meta.url).href,
+      minThreads: this.opts.threads,
+      maxThreads: this.opts.threads,
+      idleTimeout: 60_000,
+      workerData: { module },
+    });
+    return this.piscina;
   }
 
   /** Codes one segment into its output object: units on the pool, at most threads × 2 in flight. */
@@ -472,7 +457,7 @@ export class JobRunner implements JobScheduler {
     level: Level,
     signal: AbortSignal,
   ): AsyncGenerator<Uint8Array> {
-    const pool = await this.pool(op === "compress" && level === "fast" ? "async" : "sync");
+    const pool = await this.pool();
     const inflight = Math.max(2, this.opts.threads * 2);
     const window: Promise<UnitReply>[] = [];
     let n = 0;

@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { Kysely } from "kysely";
 import type { Catalog } from "../catalog/service.js";
 import { isUniqueViolation, nowIso } from "../db/database.js";
+import { AUDIT_CHAIN, AUDIT_KIND, append as appendToChain, auditEntryBody } from "../db/hash-chain.js";
 import type { Database } from "../db/schema.js";
 import { Problem } from "../http/problem.js";
 import { type Executor, orderStore } from "./store.js";
@@ -313,11 +314,17 @@ export class OrderService {
     return orderStore.list(this.db, q);
   }
 
-  /** Appends to the audit log (never updated, never deleted). */
+  /**
+   * Appends to the audit log (never updated, never deleted), and the same entry to hash chain
+   * `audit` in the same transaction (docs/olympiad-records.md "The audit log on the chain").
+   */
   async audit(actor: string, action: string, subject: string, detail: Record<string, unknown>, db: Executor = this.db) {
-    await db
-      .insertInto("audit_log")
-      .values({ id: randomUUID(), at: nowIso(), actor, action, subject, detail: JSON.stringify(detail) })
-      .execute();
+    const row = { id: randomUUID(), at: nowIso(), actor, action, subject, detail: JSON.stringify(detail) };
+    const write = async (trx: Executor) => {
+      await trx.insertInto("audit_log").values(row).execute();
+      await appendToChain(trx, AUDIT_CHAIN, AUDIT_KIND, auditEntryBody(row), { at: row.at });
+    };
+    if (db.isTransaction) await write(db);
+    else await db.transaction().execute(write);
   }
 }

@@ -5,6 +5,7 @@ import { compressCommand } from "./compress.js";
 import { decompressCommand } from "./decompress.js";
 import { profileCommand } from "./profile.js";
 import { serveCommand } from "./serve.js";
+import { verifyStandingsCommand } from "./verify-standings.js";
 import { workerCommand } from "./worker.js";
 
 /** Every CLI command. Add a file in this folder, then a line here. */
@@ -16,4 +17,5 @@ export const COMMANDS: Command[] = [
   profileCommand,
   benchCommand,
   workerCommand,
+  verifyStandingsCommand,
 ];

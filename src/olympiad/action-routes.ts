@@ -1,0 +1,151 @@
+import { z } from "zod";
+import { problemSchema } from "../http/problem.js";
+import type { App } from "../http/types.js";
+import { paymentHeader } from "../payments/x402/proof.js";
+import {
+  actionResultSchema,
+  entryGuidanceSchema,
+  meSchema,
+  OLYMPIAD_ACTIONS,
+  olympiadActionSchema,
+  registerResultSchema,
+  TEAM_OPS,
+} from "./action-schemas.js";
+import type { OlympiadEntry } from "./entry.js";
+import type { Governance } from "./governance.js";
+import { bearerToken, type Participants, participantView } from "./participants.js";
+import type { Teams } from "./teams.js";
+
+/**
+ * POST /api/olympiad: one route, a discriminated union on `action` (register, enter, intent, team,
+ * propose, vote). `register` needs nothing; every other action authenticates with
+ * `Authorization: Bearer <participant_token>`. GET /api/olympiad/me: the caller's participant,
+ * entry state and team. docs/olympiad-teams.md.
+ */
+
+/** The x402 202 (settlement outcome not known yet): the body `X402Answers.pending` builds. */
+const pendingSchema = z
+  .object({ status: z.literal(202), code: z.string(), detail: z.string(), retry_after: z.number().int() })
+  .catchall(z.unknown())
+  .describe("x402 settlement pending: retry the same request with the SAME proof after Retry-After seconds");
+
+export interface OlympiadActionDeps {
+  participants: Participants;
+  entry: OlympiadEntry;
+  teams: Teams;
+  governance: Governance;
+  baseUrl: string;
+}
+
+export function olympiadActionRoutes(app: App, deps: OlympiadActionDeps) {
+  const { participants, entry, teams, governance, baseUrl } = deps;
+
+  app.post(
+    "/api/olympiad",
+    {
+      schema: {
+        summary: "Olympiad actions: register, enter, intent, team, propose, vote",
+        description: [
+          `The body's \`action\` selects its schema (${OLYMPIAD_ACTIONS.join(", ")}); an unknown action is a 400 naming the valid ones.`,
+          "`register` (no credential) answers 201 with `participant_id` and `participant_token` (shown once, stored hashed). Every other action needs `Authorization: Bearer <participant_token>` (401 `participant_token_required` / `participant_token_invalid`).",
+          "`enter` needs a paid gao-entry order that you prove you hold: its `access_token` (or `access_url`), or an x402 payment for gao-entry in PAYMENT-SIGNATURE or X-PAYMENT (with an Idempotency-Key) made in this call. Without proof: 402 with the x402 challenge (when configured) and the card checkout link. 202 + Retry-After while an x402 settlement is pending. Before open registration: 409 `registration_not_open` with the date.",
+          `\`team\` ops: ${TEAM_OPS.join(", ")}; every op answers the team view with \`eligible\` and \`reasons\` (ratio rule: human and autonomous share each 30-70 %, roster at most 50).`,
+        ].join("\n\n"),
+        tags: ["olympiad"],
+        security: [{}, { participantBearer: [] }, { participantBearer: [], x402Payment: [] }] as {
+          [label: string]: string[];
+        }[],
+        body: olympiadActionSchema,
+        response: {
+          200: actionResultSchema,
+          201: registerResultSchema,
+          202: pendingSchema,
+          400: problemSchema,
+          401: problemSchema,
+          402: entryGuidanceSchema,
+          403: problemSchema,
+          404: problemSchema,
+          409: problemSchema,
+          410: problemSchema,
+          503: problemSchema,
+        },
+      },
+    },
+    async (request, reply) => {
+      const body = request.body;
+      reply.header("Cache-Control", "private, no-store");
+      if (body.action === "register") {
+        const { participant, participant_token } = await participants.register(body);
+        return reply.code(201).send({
+          action: "register" as const,
+          participant_id: participant.participant_id,
+          participant_token,
+          token_type: "Bearer" as const,
+          participant,
+          links: {
+            actions: `${baseUrl}/api/olympiad`,
+            me: `${baseUrl}/api/olympiad/me`,
+            entry: `${baseUrl}/api/olympiad?view=entry`,
+            checkout: `${baseUrl}/pay?sku=gao-entry`,
+          },
+          next: [
+            "Keep participant_token: it is shown once. Send it as Authorization: Bearer <participant_token>.",
+            'Record an intent: { "action": "intent" }. Enter (paid gao-entry): { "action": "enter", "access_token": "…" } or with an x402 payment header.',
+            'Teams: { "action": "team", "op": "create", "name": "…" } or { "action": "team", "op": "join", "join_code": "…" }.',
+          ],
+        });
+      }
+      const participant = await participants.authenticate(bearerToken(request.headers));
+      switch (body.action) {
+        case "intent":
+          return reply.code(200).send(await entry.intent(participant, body.note));
+        case "enter": {
+          const header = paymentHeader(request.headers as Record<string, string | undefined>);
+          const idem = request.headers["idempotency-key"];
+          const outcome = await entry.enter(
+            participant,
+            { access_token: body.access_token, access_url: body.access_url },
+            { header: header?.value, idempotencyKey: Array.isArray(idem) ? idem[0] : idem },
+          );
+          if (outcome.kind === "pending") {
+            return reply.code(202).headers(outcome.pending.headers).send(outcome.pending.body);
+          }
+          if (outcome.kind === "payment_required") {
+            return reply.code(402).headers(outcome.headers).send(outcome.body);
+          }
+          return reply.code(200).headers(outcome.headers).send(outcome.body);
+        }
+        case "team": {
+          const { action: _action, ...op } = body;
+          return reply.code(200).send(await teams.act(participant, op));
+        }
+        case "propose":
+          return reply.code(200).send(await governance.propose(participant, body));
+        case "vote":
+          return reply.code(200).send(await governance.vote(participant, body));
+      }
+    },
+  );
+
+  app.get(
+    "/api/olympiad/me",
+    {
+      schema: {
+        summary: "The caller's olympiad participant, entry state (entered only while the order is active) and team",
+        description: "Needs `Authorization: Bearer <participant_token>` (from register).",
+        tags: ["olympiad"],
+        security: [{ participantBearer: [] }],
+        response: { 200: meSchema, 401: problemSchema },
+      },
+    },
+    async (request, reply) => {
+      const participant = await participants.authenticate(bearerToken(request.headers));
+      reply.header("Cache-Control", "private, no-store");
+      return {
+        participant: participantView(participant),
+        entry: await entry.state(participant.id),
+        team: await teams.viewOf(participant.id),
+      };
+    },
+  );
+}
