@@ -5,6 +5,7 @@ import { jobStore } from "../../src/jobs/store.js";
 import { periodOf, suiteUsageId } from "../../src/jobs/usage.js";
 import { type TestApp, testApp } from "../support/app.js";
 import { ENGINES } from "../support/databases.js";
+import { problemOf } from "../support/problem.js";
 
 const GB = 1_000_000_000;
 const SEED = "correct horse battery staple 1234"; // 33 ASCII bytes
@@ -14,15 +15,6 @@ const BODY = { product: "auto", dataClass: "zeros", op: "compress" } as const;
 function lastMonth(): Date {
   const now = new Date();
   return new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() - 1, 1, 12));
-}
-
-async function problemOf(p: Promise<unknown>): Promise<Problem> {
-  try {
-    await p;
-  } catch (err) {
-    return err as Problem;
-  }
-  throw new Error("expected a problem");
 }
 
 describe.each(ENGINES)("suite quotes (%s)", (engine) => {

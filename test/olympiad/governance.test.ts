@@ -1,25 +1,16 @@
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import type { Db } from "../../src/db/database.js";
-import type { Problem } from "../../src/http/problem.js";
 import { Governance, MAX_OPEN_PER_PROPOSER } from "../../src/olympiad/governance.js";
 import type { ProposeAction } from "../../src/olympiad/governance-schemas.js";
 import type { DecisionKind, ParticipantRow, Who } from "../../src/olympiad/tables.js";
 import { type TestApp, testApp } from "../support/app.js";
 import { ENGINES, freshDatabase } from "../support/databases.js";
+import { problemOf } from "../support/problem.js";
 
 const ADMIN_TOKEN = "admin-token-for-governance-tests";
 const HOUR = 3_600_000;
 const BASE = new Date("2030-03-02T12:00:00.000Z");
-
-async function problemOf(p: Promise<unknown>): Promise<Problem> {
-  try {
-    await p;
-  } catch (err) {
-    return err as Problem;
-  }
-  throw new Error("expected a problem");
-}
 
 const rid = (prefix: string) => `${prefix}_${randomBytes(8).toString("hex")}`;
 

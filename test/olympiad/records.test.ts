@@ -9,6 +9,7 @@ import { EVENTS, pointsFor } from "../../src/olympiad/events.js";
 import { verifyStandingsDocument } from "../../src/olympiad/verify.js";
 import { type TestApp, testApp } from "../support/app.js";
 import { ENGINES, freshDatabase } from "../support/databases.js";
+import { seedParticipants } from "../support/olympiad.js";
 
 const ADMIN_TOKEN = "admin-token-for-olympiad-records-0123";
 const auth = { authorization: `Bearer ${ADMIN_TOKEN}` };
@@ -22,24 +23,6 @@ const higher = individual.filter((e) => e.scoring.better === "higher");
 const lower = individual.find((e) => e.scoring.better === "lower");
 const ev = (i: number) => (higher[i] as { id: string }).id;
 const evidence = { url: "https://evidence.example/heat-1", note: "video and judges' sheet" };
-
-async function seedParticipants(db: Kysely<Database>, ids: string[]) {
-  await db
-    .insertInto("olympiad_participants")
-    .values(
-      ids.map((id) => ({
-        id,
-        token_hash: `hash-${id}`,
-        who: "agent_self" as const,
-        name: id,
-        agent_id: `agent-${id}`,
-        operator_name: null,
-        email: null,
-        created_at: "2026-01-02T00:00:00.000Z",
-      })),
-    )
-    .execute();
-}
 
 async function seedTeams(db: Kysely<Database>, ids: string[]) {
   await db

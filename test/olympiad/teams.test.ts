@@ -5,6 +5,7 @@ import type { ParticipantRow, Who } from "../../src/olympiad/tables.js";
 import type { TeamResult } from "../../src/olympiad/teams.js";
 import { type TestApp, testApp } from "../support/app.js";
 import { ENGINES } from "../support/databases.js";
+import { problemOf } from "../support/problem.js";
 
 /**
  * Teams: create, join, leave, lock, transfer, code, view; the ratio rule at its boundaries
@@ -15,15 +16,6 @@ import { ENGINES } from "../support/databases.js";
 interface Member {
   row: ParticipantRow;
   token: string;
-}
-
-async function problemOf(p: Promise<unknown>): Promise<Problem> {
-  try {
-    await p;
-  } catch (err) {
-    return err as Problem;
-  }
-  throw new Error("expected a problem");
 }
 
 describe.each(ENGINES)("olympiad teams (%s)", (engine) => {

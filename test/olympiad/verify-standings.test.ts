@@ -11,6 +11,7 @@ import { EVENTS } from "../../src/olympiad/events.js";
 import { computeStandings } from "../../src/olympiad/standings.js";
 import { verifyStandingsDocument } from "../../src/olympiad/verify.js";
 import { type TestApp, testApp } from "../support/app.js";
+import { seedParticipants } from "../support/olympiad.js";
 
 const ADMIN_TOKEN = "admin-token-for-verify-standings-0123";
 const auth = { authorization: `Bearer ${ADMIN_TOKEN}` };
@@ -114,22 +115,7 @@ describe("labphi verify-standings", () => {
       OLYMPIAD_REGISTRATION_OPENS: "2026-01-08",
     });
     t.app.services.olympiadRecords.now = () => new Date("2026-08-15T12:00:00Z");
-    const ids = ["par_a", "par_b", "par_c", "par_d"];
-    await t.app.services.db.kysely
-      .insertInto("olympiad_participants")
-      .values(
-        ids.map((id) => ({
-          id,
-          token_hash: `hash-${id}`,
-          who: "agent_self" as const,
-          name: id,
-          agent_id: `agent-${id}`,
-          operator_name: null,
-          email: null,
-          created_at: "2026-01-02T00:00:00.000Z",
-        })),
-      )
-      .execute();
+    await seedParticipants(t.app.services.db.kysely, ["par_a", "par_b", "par_c", "par_d"]);
     const record = async (payload: Record<string, unknown>) => {
       const r = await t.app.inject({ method: "POST", url: "/api/admin/olympiad/results", payload, headers: auth });
       expect(r.statusCode, r.body).toBe(201);
