@@ -12,7 +12,7 @@ import { discoveryRoutes } from "./discovery/routes.js";
 import { engineRoutes } from "./engine/routes.js";
 import { adminGuard } from "./http/admin-auth.js";
 import { clientErrorHandler, frameworkErrors, registerErrorHandling } from "./http/errors.js";
-import { createLogger } from "./http/logger.js";
+import { createLogger, safeError } from "./http/logger.js";
 import { Metrics } from "./http/metrics.js";
 import { registerOpenApi } from "./http/openapi.js";
 import { registerRateLimits } from "./http/rate-limit.js";
@@ -23,6 +23,7 @@ import { identityRoutes } from "./identity/routes.js";
 import { suitePurchaseRoutes } from "./jobs/purchase-routes.js";
 import { quoteRoutes } from "./jobs/quote-routes.js";
 import { jobRoutes } from "./jobs/routes.js";
+import { mcpRoutes } from "./mcp/http.js";
 import { olympiadActionRoutes } from "./olympiad/action-routes.js";
 import { olympiadDocumentRoutes } from "./olympiad/document-routes.js";
 import { governanceRoutes } from "./olympiad/governance-routes.js";
@@ -33,7 +34,7 @@ import { recoveryRoutes } from "./orders/recovery-routes.js";
 import { orderRoutes } from "./orders/routes.js";
 import { cardRoutes } from "./payments/card/routes.js";
 import { claimRoutes } from "./payments/manual/routes.js";
-import { paymentsMatrixRoutes } from "./payments/matrix/routes.js";
+import { paymentsMatrixRoutes, routeTableLookup } from "./payments/matrix/routes.js";
 import { warnHalfConfiguredRails } from "./payments/readiness.js";
 import { x402Routes } from "./payments/x402/routes.js";
 import { buildServices, type Services } from "./services.js";
@@ -213,6 +214,14 @@ export async function buildApp(options: AppOptions): Promise<App> {
   // olympiad routes: O4 begin
   recordsRoutes(app, { records: built.olympiadRecords, db: db.kysely, requireAdmin });
   // olympiad routes: O4 end
+  // M1 begin
+  // The MCP server over streamable HTTP, built from the same services (docs/mcp.md).
+  mcpRoutes(app, {
+    ...built,
+    hasRoute: routeTableLookup(routes),
+    onError: (err) => app.log.error({ err: safeError(err) }, "mcp: unexpected tool failure"),
+  });
+  // M1 end
 
   await app.ready();
   // Recover x402 proofs left between settlement and order (crash, timeout), then keep reconciling.

@@ -18,7 +18,10 @@ const RELATIONS: [rel: string, path: string, type: string][] = [
   ["service-doc", "/api/agent", "application/json"],
   ["service-meta", "/agents.json", "application/json"],
   ["service-meta", "/platform.json", "application/json"],
+  ["service-doc", "/pricing.md", "text/markdown"],
   ["service-meta", "/.well-known/x402", "application/json"],
+  ["service-meta", "/.well-known/agent-card.json", "application/json"],
+  ["service-meta", "/.well-known/mcp.json", "application/json"],
   ["status", "/readyz", "application/json"],
 ];
 

@@ -118,6 +118,30 @@ export const DISCOVERY_DOCUMENTS: readonly { key: string; path: string; title: s
     note: "x402 resource list for indexers",
   },
   {
+    key: "agent_card",
+    path: "/.well-known/agent-card.json",
+    title: "A2A agent card",
+    note: "A2A agent card: skills (the MCP tools), interfaces, x402 security scheme",
+  },
+  {
+    key: "mcp_card",
+    path: "/.well-known/mcp.json",
+    title: "MCP server card",
+    note: "MCP server card: streamable HTTP endpoint, stdio command, tools and resources",
+  },
+  {
+    key: "mcp_server_card",
+    path: "/.well-known/mcp/server-card.json",
+    title: "MCP server card (alternate path)",
+    note: "the same MCP server card at the other proposed path",
+  },
+  {
+    key: "pricing_md",
+    path: "/pricing.md",
+    title: "Pricing",
+    note: "every price in Markdown: products and suite jobs",
+  },
+  {
     key: "api_catalog",
     path: "/.well-known/api-catalog",
     title: "API catalog",

@@ -8,10 +8,12 @@ import {
   paidOperations,
   productBrief,
   railFlags,
+  serviceEndpoints,
   unitsFacts,
   x402Headers,
   x402RailsFacts,
 } from "./facts.js";
+import { mcpFacts } from "./mcp-card.js";
 import type { AgentDocument, AgentsJson, Platform, Welcome } from "./schemas.js";
 import { AISLES } from "./schemas.js";
 
@@ -207,6 +209,8 @@ export function agentDocument(ctx: DiscoveryContext): AgentDocument {
       },
     },
     paid_operations: paidOperations(ctx),
+    mcp: mcpFacts(ctx),
+    endpoints: serviceEndpoints(ctx),
     flows: { product_x402: ctx.x402.flow, product_card: cardFlow(ctx) },
     buy_examples: buyExamples(ctx, example),
     suite_pricing: matrix.suite_pricing,
@@ -271,6 +275,8 @@ export function agentsJsonDocument(ctx: DiscoveryContext): AgentsJson {
     }),
     flows: { x402_product: ctx.x402.flow, card_checkout: cardFlow(ctx), manual_claim: manualFlow(ctx) },
     paid_operations: paidOperations(ctx),
+    mcp: mcpFacts(ctx),
+    endpoints: serviceEndpoints(ctx),
     links: discoveryLinks(ctx),
   };
 }

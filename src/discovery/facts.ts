@@ -149,3 +149,15 @@ export function railFlags(ctx: DiscoveryContext, audience: "humans" | "agents") 
     )
     .map((r) => ({ id: r.id, name: r.name, configured: r.configured, missing: [...r.missing] }));
 }
+
+/** Route tags whose endpoints the agent documents list by name (codec library, engine face, suite jobs). */
+export const ENDPOINT_GROUPS = { codec: ["codec", "engine"], suite: ["suite", "jobs"] } as const;
+
+/** The codec and suite endpoints this deployment serves, from the route table. */
+export function serviceEndpoints(ctx: DiscoveryContext) {
+  const pick = (tags: readonly string[]) =>
+    ctx.routes
+      .filter((r) => tags.includes(r.tags?.[0] ?? ""))
+      .map((r) => ({ method: r.method, path: r.url, summary: r.summary ?? null }));
+  return { codec: pick(ENDPOINT_GROUPS.codec), suite: pick(ENDPOINT_GROUPS.suite) };
+}

@@ -7,11 +7,15 @@ import type { Config } from "../config.js";
 import type { RouteTable } from "../http/route-table.js";
 import type { App } from "../http/types.js";
 import { routeTableLookup } from "../payments/matrix/routes.js";
+import { AGENT_CARD_PATH, agentCard } from "./agent-card.js";
 import { API_CATALOG_PATH, API_CATALOG_TYPE, apiCatalogDocument } from "./api-catalog.js";
 import { buildContext, type DiscoveryContext } from "./context.js";
 import { agentDocument, agentsJsonDocument, platformDocument, welcomeDocument } from "./documents.js";
 import { ideasDocument } from "./ideas.js";
+import { jsonToMarkdown, wantsMarkdown, wellKnownX402Markdown } from "./markdown.js";
+import { MCP_CARD_PATHS, mcpServerCard } from "./mcp-card.js";
 import { enrichOpenApi } from "./openapi.js";
+import { PRICING_PATH, pricingMarkdown } from "./pricing-md.js";
 import {
   agentSchema,
   agentsJsonSchema,
@@ -38,6 +42,26 @@ function matches(ifNoneMatch: string | undefined, etag: string): boolean {
     .map((t) => t.trim().replace(/^W\//, ""))
     .some((t) => t === etag || t === "*");
 }
+
+/**
+ * The JSON documents that answer `Accept: text/markdown` with Markdown (path → title). The
+ * discovery documents, the catalog, the payments matrix and /.well-known/x402; not the OpenAPI
+ * description (it has YAML), the linkset, nor the olympiad's documents (their module's own).
+ */
+export const MARKDOWN_DOCUMENTS: Record<string, string> = {
+  "/api/agent": "Agent discovery",
+  "/api/welcome": "Welcome",
+  "/platform.json": "Platform map",
+  "/agents.json": "agents.json",
+  "/toys.json": "Toy store",
+  "/ideas.json": "Idea lab",
+  "/api/x402-products": "Product catalog",
+  "/api/payments": "Payments matrix",
+  "/.well-known/x402": "x402 resources",
+  [AGENT_CARD_PATH]: "A2A agent card",
+  [MCP_CARD_PATHS[0]]: "MCP server card",
+  [MCP_CARD_PATHS[1]]: "MCP server card",
+};
 
 /** RFC 8631 `Link` relations to the other descriptions, for the served ones. */
 export function linkHeader(ctx: DiscoveryContext): string {
@@ -116,6 +140,28 @@ export function discoveryRoutes(app: App, deps: { config: Config; catalog: Catal
   const openapi = memo((c) => enrichOpenApi(app.swagger() as unknown as Record<string, unknown>, c));
   const openapiYaml = memo(() => stringify(openapi(), { aliasDuplicateObjects: false, lineWidth: 0 }));
 
+  // Accept: text/markdown → the same document as Markdown (applies to the routes in MARKDOWN_DOCUMENTS,
+  // whichever module registered them); every such route says Vary: Accept.
+  app.addHook("onSend", async (request, reply, payload) => {
+    const url = request.routeOptions.url;
+    if (url === undefined || !(url in MARKDOWN_DOCUMENTS) || request.method !== "GET") return payload;
+    const vary = String(reply.getHeader("vary") ?? "");
+    if (!/\baccept\b/i.test(vary)) reply.header("Vary", vary ? `${vary}, Accept` : "Accept");
+    if (reply.statusCode !== 200 || typeof payload !== "string" || !wantsMarkdown(request.headers.accept)) {
+      return payload;
+    }
+    let doc: unknown;
+    try {
+      doc = JSON.parse(payload);
+    } catch {
+      return payload;
+    }
+    reply.type("text/markdown; charset=utf-8");
+    const self = `${deps.config.baseUrl}${request.url}`;
+    if (url === "/.well-known/x402") return wellKnownX402Markdown(doc as { resources: string[]; instructions: string });
+    return jsonToMarkdown(MARKDOWN_DOCUMENTS[url] ?? url, doc, self);
+  });
+
   const tags = ["discovery"];
   // Each builder's return type is inferred from its schema (schemas.ts); the serializer checks it again at run time.
   const json = (path: string, summary: string, schema: z.ZodType, build: () => unknown) => {
@@ -140,6 +186,24 @@ export function discoveryRoutes(app: App, deps: { config: Config; catalog: Catal
     agentsJsonSchema,
     agentsJson,
   );
+  const card = memo(agentCard);
+  const mcpCard = memo(mcpServerCard);
+  const loose = (describe: string) =>
+    z.object({ name: z.string(), description: z.string() }).catchall(z.unknown()).describe(describe);
+  json(
+    AGENT_CARD_PATH,
+    "A2A agent card: the service's skills (its MCP tools), interfaces and x402 security scheme",
+    loose("A2A AgentCard (v0.3 field names)"),
+    card,
+  );
+  for (const path of MCP_CARD_PATHS) {
+    json(
+      path,
+      "MCP server card: streamable HTTP endpoint, stdio command, tools and resources",
+      loose("MCP server card"),
+      mcpCard,
+    );
+  }
   json("/toys.json", "Toy store (aisles fun, theory, artifact, history); free, not commercial SKUs", toysSchema, toys);
   json("/ideas.json", "Idea lab: ideas and whether this deployment serves them yet", ideasSchema, ideas);
 
@@ -169,6 +233,12 @@ export function discoveryRoutes(app: App, deps: { config: Config; catalog: Catal
   };
   plain("/llms.txt", "llms.txt: short index for language models (llmstxt.org)", "text/markdown", llms);
   plain("/llms-full.txt", "llms-full.txt: every product, price and flow in one text", "text/markdown", llmsFull);
+  plain(
+    PRICING_PATH,
+    "Pricing in Markdown: every product and the metered suite prices",
+    "text/markdown",
+    memo(pricingMarkdown),
+  );
   plain("/agents.txt", "agents.txt: plain-text twin of agents.json", "text/plain", agentsText);
   plain(
     "/openapi.yaml",

@@ -128,6 +128,22 @@ export const platformSchema = z.object({
   contact: z.string().nullable(),
 });
 
+// ---------------------------------------------------------------- MCP and service endpoints
+
+export const mcpFactsSchema = z.object({
+  endpoint: z.string().nullable().describe("streamable HTTP endpoint; null when this deployment does not serve it"),
+  transport: z.literal("streamable-http"),
+  stdio: z.string().describe("the command that runs the same server over stdio"),
+  server_card: z.string().nullable(),
+  payments: z.string(),
+  tools: z.array(z.object({ name: z.string(), description: z.string(), paid: z.boolean() })),
+});
+
+export const serviceEndpointsSchema = z.object({
+  codec: z.array(routeEntrySchema),
+  suite: z.array(routeEntrySchema),
+});
+
 // ---------------------------------------------------------------- /api/agent
 
 export const agentSchema = z.object({
@@ -175,6 +191,8 @@ export const agentSchema = z.object({
     }),
   }),
   paid_operations: z.array(paidOperationSchema),
+  mcp: mcpFactsSchema,
+  endpoints: serviceEndpointsSchema,
   flows: z.object({ product_x402: z.array(z.string()), product_card: z.array(z.string()) }),
   buy_examples: z.array(buyExampleSchema),
   suite_pricing: suitePricingSchema,
@@ -236,6 +254,8 @@ export const agentsJsonSchema = z.object({
     manual_claim: z.array(z.string()),
   }),
   paid_operations: z.array(paidOperationSchema),
+  mcp: mcpFactsSchema,
+  endpoints: serviceEndpointsSchema,
   links: linkMapSchema,
 });
 

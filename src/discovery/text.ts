@@ -3,7 +3,8 @@ import { centsToAtomic } from "../payments/x402/rails.js";
 import { VERSIONS } from "../versions.js";
 import { abs, DISCOVERY_DOCUMENTS, type DiscoveryContext, endpoint, link, overClientCap } from "./context.js";
 import { SERVICE_NAME, SUMMARY } from "./documents.js";
-import { buyExamples, caps, cardFlow, manualFlow, paidOperations, x402Headers } from "./facts.js";
+import { buyExamples, caps, cardFlow, manualFlow, paidOperations, serviceEndpoints, x402Headers } from "./facts.js";
+import { MCP_STDIO_COMMAND, mcpFacts } from "./mcp-card.js";
 
 /**
  * The plain-text documents: /llms.txt (llmstxt.org: H1, > summary, notes, H2 sections of
@@ -45,7 +46,15 @@ export function llmsTxt(ctx: DiscoveryContext): string {
   );
 
   lines.push("## Discovery", "");
-  const optionalKeys = new Set(["toys", "ideas", "llms_full_txt", "metrics", "agents_txt", "openapi_json"]);
+  const optionalKeys = new Set([
+    "toys",
+    "ideas",
+    "llms_full_txt",
+    "metrics",
+    "agents_txt",
+    "openapi_json",
+    "mcp_server_card",
+  ]);
   for (const doc of DISCOVERY_DOCUMENTS) {
     if (optionalKeys.has(doc.key) || doc.key === "llms_txt") continue;
     const url = link(ctx, doc.path);
@@ -76,6 +85,8 @@ export function llmsTxt(ctx: DiscoveryContext): string {
   if (checkout) lines.push(mdLink("POST /api/checkout", link(ctx, "/openapi.yaml"), "hosted card checkout for humans"));
   lines.push("");
 
+  lines.push(...mcpSection(ctx), ...endpointSections(ctx));
+
   lines.push("## Optional", "");
   for (const key of optionalKeys) {
     const doc = DISCOVERY_DOCUMENTS.find((d) => d.key === key);
@@ -83,6 +94,39 @@ export function llmsTxt(ctx: DiscoveryContext): string {
     if (doc && url) lines.push(mdLink(doc.title, url, doc.note));
   }
   return `${lines.join("\n")}\n`;
+}
+
+/** `## MCP`: the endpoint (when served), the stdio command and every tool. */
+export function mcpSection(ctx: DiscoveryContext): string[] {
+  const m = mcpFacts(ctx);
+  const out = ["## MCP", ""];
+  out.push(
+    m.endpoint
+      ? mdLink("MCP endpoint (streamable HTTP)", m.endpoint, `the same tools over stdio: \`${MCP_STDIO_COMMAND}\``)
+      : `- MCP over stdio: \`${MCP_STDIO_COMMAND}\` (this deployment serves no HTTP endpoint for it)`,
+  );
+  if (m.server_card) out.push(mdLink("MCP server card", m.server_card, "transports, tools and resources"));
+  for (const t of m.tools) out.push(`- \`${t.name}\`${t.paid ? " (paid, x402)" : ""}: ${t.description}`);
+  out.push(`- Payments: ${m.payments}`, "");
+  return out;
+}
+
+/** `## Codec` and `## Suite jobs`: the served endpoints of each, from the route table. */
+export function endpointSections(ctx: DiscoveryContext): string[] {
+  const e = serviceEndpoints(ctx);
+  const out: string[] = [];
+  const section = (title: string, list: { method: string; path: string; summary: string | null }[]) => {
+    if (list.length === 0) return;
+    out.push(`## ${title}`, "");
+    for (const r of list) {
+      const url = r.method === "GET" && !r.path.includes(":") ? abs(ctx, r.path) : undefined;
+      out.push(mdLink(`${r.method} ${r.path}`, url, r.summary ?? "(no summary)"));
+    }
+    out.push("");
+  };
+  section("Codec", e.codec);
+  section("Suite jobs", e.suite);
+  return out;
 }
 
 export function llmsFullTxt(ctx: DiscoveryContext): string {
@@ -172,6 +216,7 @@ export function llmsFullTxt(ctx: DiscoveryContext): string {
     "",
   );
 
+  out.push(...mcpSection(ctx));
   out.push("## Endpoints", "");
   for (const r of ctx.routes) out.push(`- ${r.method} ${r.url}${r.summary ? `: ${r.summary}` : ""}`);
   out.push("");
@@ -252,6 +297,11 @@ export function agentsTxt(ctx: DiscoveryContext): string {
   for (const op of paidOperations(ctx)) {
     out.push(kv("paid_operation", `${op.method} ${op.path} served=${op.served} pricing="${op.pricing}"`));
   }
+  out.push("");
+  const mcp = mcpFacts(ctx);
+  if (mcp.endpoint) out.push(kv("mcp.endpoint", `${mcp.endpoint} transport=streamable-http`));
+  out.push(kv("mcp.stdio", mcp.stdio));
+  for (const t of mcp.tools) out.push(kv("mcp.tool", `${t.name} paid=${t.paid} description="${t.description}"`));
   out.push("");
   for (const doc of DISCOVERY_DOCUMENTS) {
     const url = link(ctx, doc.path);

@@ -39,9 +39,12 @@ export const RATE_LIMITED_ROUTES: readonly Limited[] = [
   { method: "POST", path: "/api/ppp-checkout", group: "checkout" },
   { method: "POST", path: "/pay", group: "checkout" },
   { method: "POST", path: "/pay/claim", group: "checkout" },
-  // identities, and olympiad actions (register creates a participant; enter may settle an x402 payment)
+  // olympiad actions (register creates a participant; enter may settle an x402 payment) and MCP
+  // calls (paid tools, codec work): every request counts, like the paid routes
+  { method: "POST", path: "/api/olympiad", group: "paid" },
+  { method: "POST", path: "/mcp", group: "paid" },
+  // identities
   { method: "POST", path: "/api/join-work", group: "join" },
-  { method: "POST", path: "/api/olympiad", group: "join" },
   { method: "POST", path: "/api/join-work/renew", group: "join" },
   // codec work (CPU)
   { method: "POST", path: "/api/omni", group: "codec" },

@@ -1,10 +1,15 @@
+import type { FastifyReply, FastifyRequest } from "fastify";
 import { z } from "zod";
 import { Problem, problemSchema } from "../http/problem.js";
 import { emailText, plainText } from "../http/text.js";
 import type { App } from "../http/types.js";
 import { type IdentityService, presentedToken } from "../identity/service.js";
+import type { PricedItem } from "../orders/priced-item.js";
+import { QUOTE_SKU } from "../orders/priced-item.js";
 import { paymentHeader } from "../payments/x402/proof.js";
-import { challengeSchema } from "../payments/x402/routes.js";
+import { challengeSchema, emptyJsonAsAbsent } from "../payments/x402/routes.js";
+import type { Challenge, X402Service } from "../payments/x402/service.js";
+import { centsOfUnits, SUITE_PRICE, suitePricingRecord, usdOfUnits } from "./pricing.js";
 import { SUITE_RESOURCE_PATH, type SuitePurchase } from "./purchase.js";
 import { quoteViewSchema, suiteRequestFields } from "./quote-schemas.js";
 
@@ -26,68 +31,127 @@ const pendingSchema = z
   .object({ status: z.literal(202), code: z.string(), detail: z.string(), retry_after: z.number().int() })
   .catchall(z.unknown());
 
-/** POST /api/x402-suite: the agents' way to buy (or start, within the free cap) a suite job. */
-export function suitePurchaseRoutes(app: App, deps: { purchase: SuitePurchase; identities: IdentityService }) {
-  app.post(
-    SUITE_RESOURCE_PATH,
-    {
-      schema: {
-        summary: "Start a metered compression suite job: free within the cap, else a 402 metered quote paid with x402",
-        description:
-          "The request is quoted (GB = 10^9 bytes). Within the free cap: 200 with `job_id`, `job_token` and where to upload. Above it: 402 with the quote in `accepts[]` (amount = the quote's, never the client's) and `quote`; repeat the same request (optionally with `quote_id`) with the proof in PAYMENT-SIGNATURE or X-PAYMENT → 200 with the job once settled, exactly once, and only to the payer (send a payment identifier or Idempotency-Key). 202 + Retry-After while settlement is pending.",
-        tags: ["suite", "x402"],
-        security: [{}, { x402Payment: [] }] as { [label: string]: string[] }[],
-        body: z.object({
-          ...suiteRequestFields,
-          identity: plainText(200).min(1).optional().describe("a join-work identity token (or X-Identity-Token)"),
-          quote_id: plainText(64).optional().describe("the quote to pay (from the 402 or POST /api/ppp-quote)"),
-        }),
-        response: {
-          200: jobPurchaseSchema,
-          202: pendingSchema,
-          400: problemSchema,
-          401: problemSchema,
-          402: challengeSchema.extend({ quote: quoteViewSchema.optional() }),
-          404: problemSchema,
-          409: problemSchema,
-          410: problemSchema,
-          503: problemSchema,
-        },
+/** No body, `null`, `""` or `{}`: what an indexer's unpaid probe sends. */
+export function isEmptyBody(body: unknown): boolean {
+  if (body === undefined || body === null) return true;
+  if (typeof body === "string") return body.trim() === "";
+  if (typeof body === "object" && !Array.isArray(body) && !Buffer.isBuffer(body)) return Object.keys(body).length === 0;
+  return false;
+}
+
+/**
+ * The 402 an unpaid probe with an empty body gets: suite jobs are metered, so there is no one price;
+ * the challenge shows the minimum paid job (one entry per configured rail) and the body adds the
+ * pricing record and how to get a real quote. Paying this entry buys nothing by itself: a payment is
+ * only accepted against the quote of a real request. Nothing is persisted (probes write no rows).
+ */
+export function suiteProbeChallenge(x402: Pick<X402Service, "challengeFor">, baseUrl: string) {
+  const min = SUITE_PRICE.minPaidUnits;
+  const item: PricedItem = {
+    kind: "quote",
+    ref: "minimum",
+    sku: QUOTE_SKU,
+    name: "Suite job (minimum paid)",
+    amountCents: centsOfUnits(min),
+    amountUnits: min.toString(),
+    amountUsd: usdOfUnits(min),
+    resource: `${baseUrl}${SUITE_RESOURCE_PATH}`,
+    description: `Metered suite job: priced per request (free up to ${SUITE_PRICE.freeCapGb} GB, then per GB). This entry shows the minimum paid job, ${usdOfUnits(min)} USD = ${min} atomic USDC units; send { product, dataClass, op, bytes } to get your quote, and pay that.`,
+  };
+  const challenge: Challenge = x402.challengeFor(item, {
+    code: "payment_required",
+    detail: `Suite jobs are metered: POST ${SUITE_RESOURCE_PATH} { product, dataClass, op, bytes } → 200 with the job within the free cap, else 402 with the quote to pay. A paid job costs at least ${usdOfUnits(min)} USD (shown in accepts).`,
+  });
+  return {
+    headers: challenge.headers,
+    body: {
+      ...challenge.body,
+      suite_pricing: suitePricingRecord(),
+      request: {
+        method: "POST",
+        path: SUITE_RESOURCE_PATH,
+        body: "{ product, dataClass, op, bytes, level?, email?, identity?, quote_id? }",
       },
     },
-    async (request, reply) => {
-      const { identity: bodyToken, ...input } = request.body;
-      const headerToken = presentedToken(request.headers);
-      if (bodyToken !== undefined && headerToken !== null && bodyToken !== headerToken) {
-        throw new Problem(400, "identity_conflict", "Two different identity tokens were sent (body and header).");
-      }
-      const token = bodyToken ?? headerToken;
-      const identity = token === null ? null : await deps.identities.verify(token);
-      const header = paymentHeader(request.headers as Record<string, string | undefined>);
-      const idem = request.headers["idempotency-key"];
-      const outcome = await deps.purchase.x402(input, header?.value, identity, {
-        idempotencyKey: Array.isArray(idem) ? idem[0] : idem,
-      });
-      switch (outcome.kind) {
-        case "free":
-          return reply.code(200).header("Cache-Control", "private, no-store").send(outcome.body);
-        case "quote_challenge":
-          return reply
-            .code(402)
-            .headers(outcome.challenge.headers)
-            .send({ ...outcome.challenge.body, quote: outcome.quote });
-        case "challenge":
-          return reply.code(402).headers(outcome.challenge.headers).send(outcome.challenge.body);
-        case "pending":
-          return reply.code(202).headers(outcome.pending.headers).send(outcome.pending.body);
-        default:
-          return reply
-            .code(200)
-            .headers(outcome.purchase.headers)
-            .send(outcome.purchase.body as never);
-      }
-    },
-  );
+  };
+}
+
+/** POST /api/x402-suite: the agents' way to buy (or start, within the free cap) a suite job. */
+export function suitePurchaseRoutes(app: App, deps: { purchase: SuitePurchase; identities: IdentityService }) {
+  // An unpaid probe with an empty body gets the 402 (x402 indexers probe that way), not a 400.
+  const probe = async (request: FastifyRequest, reply: FastifyReply) => {
+    if (paymentHeader(request.headers as Record<string, string | undefined>) !== undefined) return;
+    if (!isEmptyBody(request.body)) return;
+    const challenge = suiteProbeChallenge(app.services.x402, app.services.config.baseUrl);
+    return reply.code(402).headers(challenge.headers).send(challenge.body);
+  };
+  app.register(async (instance) => {
+    const scope = instance as unknown as App;
+    emptyJsonAsAbsent(scope);
+    scope.post(
+      SUITE_RESOURCE_PATH,
+      {
+        // An unpaid probe with an empty body gets the 402 (x402 indexers probe that way), not a 400.
+        preValidation: probe,
+        schema: {
+          summary:
+            "Start a metered compression suite job: free within the cap, else a 402 metered quote paid with x402",
+          description:
+            "The request is quoted (GB = 10^9 bytes). An unpaid request with an empty body (an indexer's probe) gets 402 showing the minimum paid job, the pricing record and how to ask for a quote. Within the free cap: 200 with `job_id`, `job_token` and where to upload. Above it: 402 with the quote in `accepts[]` (amount = the quote's, never the client's) and `quote`; repeat the same request (optionally with `quote_id`) with the proof in PAYMENT-SIGNATURE or X-PAYMENT → 200 with the job once settled, exactly once, and only to the payer (send a payment identifier or Idempotency-Key). 202 + Retry-After while settlement is pending.",
+          tags: ["suite", "x402"],
+          security: [{}, { x402Payment: [] }] as { [label: string]: string[] }[],
+          body: z.object({
+            ...suiteRequestFields,
+            identity: plainText(200).min(1).optional().describe("a join-work identity token (or X-Identity-Token)"),
+            quote_id: plainText(64).optional().describe("the quote to pay (from the 402 or POST /api/ppp-quote)"),
+          }),
+          response: {
+            200: jobPurchaseSchema,
+            202: pendingSchema,
+            400: problemSchema,
+            401: problemSchema,
+            402: challengeSchema.extend({ quote: quoteViewSchema.optional() }),
+            404: problemSchema,
+            409: problemSchema,
+            410: problemSchema,
+            503: problemSchema,
+          },
+        },
+      },
+      async (request, reply) => {
+        const { identity: bodyToken, ...input } = request.body;
+        const headerToken = presentedToken(request.headers);
+        if (bodyToken !== undefined && headerToken !== null && bodyToken !== headerToken) {
+          throw new Problem(400, "identity_conflict", "Two different identity tokens were sent (body and header).");
+        }
+        const token = bodyToken ?? headerToken;
+        const identity = token === null ? null : await deps.identities.verify(token);
+        const header = paymentHeader(request.headers as Record<string, string | undefined>);
+        const idem = request.headers["idempotency-key"];
+        const outcome = await deps.purchase.x402(input, header?.value, identity, {
+          idempotencyKey: Array.isArray(idem) ? idem[0] : idem,
+        });
+        switch (outcome.kind) {
+          case "free":
+            return reply.code(200).header("Cache-Control", "private, no-store").send(outcome.body);
+          case "quote_challenge":
+            return reply
+              .code(402)
+              .headers(outcome.challenge.headers)
+              .send({ ...outcome.challenge.body, quote: outcome.quote });
+          case "challenge":
+            return reply.code(402).headers(outcome.challenge.headers).send(outcome.challenge.body);
+          case "pending":
+            return reply.code(202).headers(outcome.pending.headers).send(outcome.pending.body);
+          default:
+            return reply
+              .code(200)
+              .headers(outcome.purchase.headers)
+              .send(outcome.purchase.body as never);
+        }
+      },
+    );
+  });
 
   app.post(
     "/api/ppp-checkout",

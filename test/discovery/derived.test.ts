@@ -66,6 +66,25 @@ describe.each(ENGINES)("a changed price flows into every document (%s)", (engine
     expect((await get("/agents.txt")).body).toMatch(/^sku: zrw-pro usd=123\.45 cents=12345 units=123450000 /m);
   });
 
+  it("pricing.md, the OpenAPI x-payment-info and the Markdown answers agree too", async () => {
+    const get = (url: string, headers: Record<string, string> = {}) => t.app.inject({ method: "GET", url, headers });
+    const pricing = (await get("/pricing.md")).body;
+    expect(pricing).toMatch(/^\| zrw-pro \| [^|]+ \| license \| 123\.45 ¹ \| 12345 \| 123450000 \|$/m);
+    expect(pricing).not.toContain("| 249.00");
+    const openapi = (await get("/openapi.json")).json();
+    const info = openapi.paths["/api/x402-products"].post["x-payment-info"];
+    expect(info.items.find((i: { sku: string }) => i.sku === "zrw-pro")).toEqual({
+      sku: "zrw-pro",
+      amount_usd: "123.45",
+      amount_units: "123450000",
+    });
+    expect(info.price.max).toBe("699.00");
+    const agentMd = (await get("/api/agent", { accept: "text/markdown" })).body;
+    expect(agentMd).toContain("**max_amount_required**: 123450000");
+    const catalogMd = (await get("/api/x402-products?sku=zrw-pro", { accept: "text/markdown" })).body;
+    expect(catalogMd).toContain("- **amount_usd**: 123.45");
+  });
+
   it("a price under the default client cap is reported as within it", async () => {
     const cheap = await testApp(engine, {}, { catalog: new Catalog().withPrice("sponsor", 50) });
     try {

@@ -194,7 +194,7 @@ describe.each(ENGINES)("discovery documents (%s)", (engine) => {
     expect(lines.find((l) => l.startsWith("> "))).toBeDefined();
     expect(lines.filter((l) => l.startsWith("# "))).toHaveLength(1);
     const h2 = lines.filter((l) => l.startsWith("## "));
-    expect(h2).toEqual(["## Discovery", "## Products", "## Buy", "## Optional"]);
+    expect(h2).toEqual(["## Discovery", "## Products", "## Buy", "## MCP", "## Codec", "## Suite jobs", "## Optional"]);
     // every entry in an H2 section is a list item; links are [title](url)
     let section = "";
     for (const l of lines) {

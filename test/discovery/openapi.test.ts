@@ -114,10 +114,92 @@ describe("OpenAPI description", () => {
       expect(buy).toBeUndefined();
       return;
     }
-    expect(buy?.["x-payment-info"]).toMatchObject({ protocols: [{ x402: {} }], price: { mode: "range", min: "1.00" } });
+    expect(buy?.["x-payment-info"]).toMatchObject({
+      protocols: [{ x402: { version: 2, scheme: "exact" } }],
+      price: { mode: "range", currency: "USD", min: "1.00", max: "699.00" },
+    });
     const x402 = buy?.["x-x402"] as { rails: { network: string }[]; headers: { payment: string[] } };
     expect(x402.rails.map((r) => r.network)).toEqual(["solana-mainnet-beta", "eip155:8453"]);
     expect(x402.headers.payment).toEqual(["X-PAYMENT", "PAYMENT-SIGNATURE"]);
     expect(Object.keys(buy?.responses as object)).toContain("402");
+  });
+
+  it("x-payment-info is on every served paid operation, with the x402 facts per rail, and nowhere else", () => {
+    const paid = new Set(
+      ["POST /api/x402-products", "POST /api/x402-suite"].filter((op) => {
+        const [method = "", path = ""] = op.split(" ");
+        return t.app.services.routes.allowedMethods(path).includes(method);
+      }),
+    );
+    expect(paid.size).toBe(2);
+    const carrying = new Set<string>();
+    for (const [path, item] of Object.entries(doc.paths)) {
+      for (const [method, op] of Object.entries(item)) {
+        if (HTTP_METHODS.has(method) && op["x-payment-info"] !== undefined)
+          carrying.add(`${method.toUpperCase()} ${path}`);
+      }
+    }
+    expect([...carrying].sort()).toEqual([...paid].sort());
+
+    type Info = {
+      protocol: string;
+      x402Version: number;
+      scheme: string;
+      networks: string[];
+      rails: { network: string; asset: string; payTo: string | null; scheme: string; price: Record<string, unknown> }[];
+      items?: { sku: string; amount_usd: string; amount_units: string }[];
+      metered?: Record<string, unknown>;
+    };
+    const products = doc.paths["/api/x402-products"]?.post?.["x-payment-info"] as Info;
+    expect(products).toMatchObject({ protocol: "x402", x402Version: 2, scheme: "exact" });
+    expect(products.networks).toEqual(["solana-mainnet-beta", "eip155:8453"]);
+    expect(products.rails.map((r) => [r.network, r.asset, r.payTo, r.scheme])).toEqual([
+      ["solana-mainnet-beta", "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v", null, "exact"],
+      [
+        "eip155:8453",
+        "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913",
+        "0x1111111111111111111111111111111111111111",
+        "exact",
+      ],
+    ]);
+    for (const r of products.rails) {
+      expect(r.price).toEqual({
+        currency: "USD",
+        min_usd: "1.00",
+        max_usd: "699.00",
+        min_units: "1000000",
+        max_units: "699000000",
+      });
+    }
+    expect(products.items?.find((i) => i.sku === "zrw-pro")).toEqual({
+      sku: "zrw-pro",
+      amount_usd: "249.00",
+      amount_units: "249000000",
+    });
+
+    const suite = doc.paths["/api/x402-suite"]?.post?.["x-payment-info"] as Info & { price: Record<string, unknown> };
+    expect(suite).toMatchObject({ protocol: "x402", x402Version: 2, scheme: "exact" });
+    expect(suite.price).toEqual({ mode: "quote", currency: "USD", min: "0.05" });
+    expect(suite.rails.map((r) => r.price)).toEqual([
+      { currency: "USD", min_usd: "0.05", max_usd: null, min_units: "50000", max_units: null },
+      { currency: "USD", min_usd: "0.05", max_usd: null, min_units: "50000", max_units: null },
+    ]);
+    expect(suite.metered).toMatchObject({ units_per_gb: "50000", units_per_gb_bulk: "40000", min_paid_units: "50000" });
+    expect(suite.items).toBeUndefined();
+  });
+
+  it("lists the new discovery documents in x-discovery's neighbours: agent card, MCP card, pricing.md", () => {
+    for (const p of [
+      "/.well-known/agent-card.json",
+      "/.well-known/mcp.json",
+      "/.well-known/mcp/server-card.json",
+      "/pricing.md",
+    ]) {
+      expect(doc.paths[p]?.get, p).toBeDefined();
+    }
+    const pricing = doc.paths["/pricing.md"]?.get as {
+      responses: Record<string, { content: Record<string, unknown> }>;
+    };
+    expect(Object.keys(pricing.responses["200"]?.content ?? {})).toEqual(["text/markdown"]);
   });
 });

@@ -1,9 +1,12 @@
 import type { Command } from "../command.js";
 import { adminCommand } from "./admin.js";
+import { agentCommand } from "./agent.js";
 import { benchCommand } from "./bench.js";
 import { compressCommand } from "./compress.js";
 import { decompressCommand } from "./decompress.js";
+import { mcpCommand } from "./mcp.js";
 import { profileCommand } from "./profile.js";
+import { sandboxCommand } from "./sandbox.js";
 import { serveCommand } from "./serve.js";
 import { verifyStandingsCommand } from "./verify-standings.js";
 import { workerCommand } from "./worker.js";
@@ -18,4 +21,7 @@ export const COMMANDS: Command[] = [
   benchCommand,
   workerCommand,
   verifyStandingsCommand,
+  mcpCommand,
+  agentCommand,
+  sandboxCommand,
 ];

@@ -79,22 +79,35 @@ export function x402PaymentInfo(config: Config) {
   };
 }
 
+/**
+ * An unpaid POST with an empty body must get the 402 (x402 indexers probe paid routes that way),
+ * even when it says Content-Type: application/json or text/plain: in this scope an empty body
+ * parses as absent (null) instead of failing with 400.
+ */
+export function emptyJsonAsAbsent(scope: App): void {
+  scope.removeContentTypeParser("application/json");
+  scope.addContentTypeParser("application/json", { parseAs: "string" }, (_req, body, done) => {
+    const text = typeof body === "string" ? body : body.toString("utf8");
+    if (text.trim() === "") return done(null, null);
+    try {
+      done(null, JSON.parse(text));
+    } catch (err) {
+      done(err as Error, undefined);
+    }
+  });
+  // An empty text body is absent too; a non-empty one stays a string (and fails validation: 400).
+  scope.removeContentTypeParser("text/plain");
+  scope.addContentTypeParser("text/plain", { parseAs: "string" }, (_req, body, done) => {
+    const text = typeof body === "string" ? body : body.toString("utf8");
+    done(null, text.trim() === "" ? null : text);
+  });
+}
+
 export function x402Routes(app: App, deps: { x402: X402Service; config: Config; requireAdmin?: AdminGuard }) {
   const { x402, config } = deps;
 
   app.register(async (scope) => {
-    // An unpaid POST with an empty body must get the 402 (crawlers probe it that way), even
-    // when it says Content-Type: application/json: treat an empty JSON body as absent.
-    scope.removeContentTypeParser("application/json");
-    scope.addContentTypeParser("application/json", { parseAs: "string" }, (_req, body, done) => {
-      const text = typeof body === "string" ? body : body.toString("utf8");
-      if (text.trim() === "") return done(null, null);
-      try {
-        done(null, JSON.parse(text));
-      } catch (err) {
-        done(err as Error, undefined);
-      }
-    });
+    emptyJsonAsAbsent(scope);
 
     // Declared apart from the call so the OpenAPI extension key `x-payment-info` can ride along
     // without losing the route's zod typing (@fastify/swagger copies `x-*` keys to the operation).

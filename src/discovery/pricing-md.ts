@@ -1,0 +1,69 @@
+import { priceJob, SUITE_PRICE, suitePricingRecord, usdOfUnits } from "../jobs/pricing.js";
+import { centsToAtomic } from "../payments/x402/rails.js";
+import { VERSIONS } from "../versions.js";
+import { type DiscoveryContext, endpoint, overClientCap } from "./context.js";
+import { SERVICE_NAME } from "./documents.js";
+import { caps } from "./facts.js";
+
+/** /pricing.md: every price in Markdown, from the catalog and the suite pricing record. */
+
+export const PRICING_PATH = "/pricing.md";
+
+export function pricingMarkdown(ctx: DiscoveryContext): string {
+  const out: string[] = [`# ${SERVICE_NAME} pricing`, ""];
+  out.push(
+    `Prices in USD. Agents pay with x402 in USDC (6 decimals: 1 cent = 10,000 atomic units) on ${ctx.x402.rails.map((r) => r.network).join(" and ")}; humans pay by card or invoice. Discovery version ${VERSIONS.discovery}.`,
+    "",
+  );
+  out.push(
+    "## Products",
+    "",
+    "| SKU | Product | Kind | USD | Cents | USDC atomic units |",
+    "|---|---|---|---|---|---|",
+  );
+  for (const p of ctx.catalog.list()) {
+    const cap = overClientCap(ctx, p) ? " ¹" : "";
+    out.push(
+      `| ${p.sku} | ${p.name} | ${p.kind} | ${p.amountUsd}${cap} | ${p.amountCents} | ${centsToAtomic(p.amountCents)} |`,
+    );
+  }
+  const c = caps(ctx);
+  out.push(
+    "",
+    `¹ Above the default per-payment cap of stock x402 v2 clients ($${c.default_client_cap_usd}); raise the client's cap to buy.`,
+    "",
+  );
+  const buy = endpoint(ctx, "POST", "/api/x402-products");
+  if (buy) out.push(`Buy: \`${buy}\` with \`{ "sku": "<sku>" }\` → 402, pay, retry with the proof.`, "");
+  const listed = new Set(ctx.catalog.list().map((p) => p.sku));
+  const aliases = Object.entries(ctx.catalog.aliasTable()).filter(([, sku]) => listed.has(sku));
+  if (aliases.length > 0) {
+    out.push("Aliases: " + aliases.map(([a, sku]) => `${a} → ${sku}`).join(", ") + ".", "");
+  }
+
+  const s = suitePricingRecord();
+  out.push("## Suite jobs (metered)", "");
+  out.push(
+    "| Tier | Price |",
+    "|---|---|",
+    `| Free | the first ${s.free_cap_gb} GB of a job (and per join-work identity per calendar month) |`,
+    `| Standard | ${usdOfUnits(SUITE_PRICE.unitsPerGbAfterFree)} USD per GB (${SUITE_PRICE.unitsPerGbAfterFree} units) for the first ${SUITE_PRICE.bulkAfterBillableGb} billable GB |`,
+    `| Bulk | ${usdOfUnits(SUITE_PRICE.unitsPerGbBulk)} USD per GB (${SUITE_PRICE.unitsPerGbBulk} units) beyond |`,
+    `| Minimum | ${usdOfUnits(SUITE_PRICE.minPaidUnits)} USD (${SUITE_PRICE.minPaidUnits} units) per paid job |`,
+    "",
+    `GB = 10^9 bytes; billed per whole MB (10^6 bytes). Model \`${s.model}\`; reference first-paid egress ${s.first_paid_egress_ref_usd} USD per GB (not charged). The price does not depend on product, data class, op or level.`,
+    "",
+    "Examples:",
+    "",
+  );
+  for (const gb of [50n, 150n, 300n]) {
+    const p = priceJob({ bytes: gb * 1_000_000_000n });
+    out.push(`- ${gb} GB: ${p.amount_usd} USD (${p.amount_units} units)`);
+  }
+  out.push("");
+  const suite = endpoint(ctx, "POST", "/api/x402-suite");
+  const quote = endpoint(ctx, "POST", "/api/ppp-quote");
+  if (quote) out.push(`Quote: \`${quote}\` with \`{ product, dataClass, op, bytes }\`.`);
+  if (suite) out.push(`Buy: \`${suite}\` with the same body → 200 within the free cap, else 402 with the quote.`);
+  return `${out.join("\n")}\n`;
+}

@@ -1,0 +1,65 @@
+import type { McpServer } from "@modelcontextprotocol/server";
+import { plainText } from "../../http/text.js";
+import { registerActionSchema, registerResultSchema } from "../../olympiad/action-schemas.js";
+import { voteActionSchema, voteResultSchema } from "../../olympiad/governance-schemas.js";
+import type { McpDeps } from "../deps.js";
+import { outputOf, run } from "../results.js";
+
+/** olympiad_register, olympiad_vote: the same service calls as POST /api/olympiad's register and vote. */
+
+export function registerOlympiadTools(server: McpServer, deps: McpDeps): void {
+  const { participants, governance, config, onError } = deps;
+  const baseUrl = config.baseUrl;
+
+  server.registerTool(
+    "olympiad_register",
+    {
+      title: "Register for the agent olympiad",
+      description:
+        "Registers a participant (an agent itself, a human, or a human for an agent) and returns its participant_token once: keep it, it is stored only hashed and authenticates every later action (olympiad_vote).",
+      inputSchema: registerActionSchema.omit({ action: true }),
+      outputSchema: outputOf(registerResultSchema.loose()),
+      annotations: { readOnlyHint: false, idempotentHint: false, openWorldHint: false },
+    },
+    (args) =>
+      run(async () => {
+        const { participant, participant_token } = await participants.register(args);
+        return {
+          action: "register" as const,
+          participant_id: participant.participant_id,
+          participant_token,
+          token_type: "Bearer" as const,
+          participant,
+          links: {
+            actions: `${baseUrl}/api/olympiad`,
+            me: `${baseUrl}/api/olympiad/me`,
+            entry: `${baseUrl}/api/olympiad?view=entry`,
+            checkout: `${baseUrl}/pay?sku=gao-entry`,
+          },
+          next: [
+            "Keep participant_token: it is shown once and authenticates olympiad_vote (and Authorization: Bearer <participant_token> over HTTP).",
+            'Buy an entry with the buy tool (sku gao-entry), then enter over HTTP: POST /api/olympiad { "action": "enter" }.',
+          ],
+        };
+      }, onError),
+  );
+
+  server.registerTool(
+    "olympiad_vote",
+    {
+      title: "Vote on an olympiad proposal",
+      description:
+        "Casts (or replaces, inside the window) the participant's vote on a proposal: yes, no or abstain. Answers the weighted tally so far.",
+      inputSchema: voteActionSchema.omit({ action: true }).extend({
+        participant_token: plainText(300).trim().min(1).describe("the participant_token from olympiad_register"),
+      }),
+      outputSchema: outputOf(voteResultSchema.loose()),
+      annotations: { readOnlyHint: false, idempotentHint: true, openWorldHint: false },
+    },
+    ({ participant_token, proposal_id, choice }) =>
+      run(async () => {
+        const participant = await participants.authenticate(participant_token);
+        return governance.vote(participant, { action: "vote", proposal_id, choice });
+      }, onError),
+  );
+}
