@@ -3,8 +3,8 @@
  *
  *   npm run bench:suite [-- --size 2GB] [--lib-mb 134.217728] [--threads N] [--keep] [--sample BYTES]
  *
- * Starts the HTTP service (`node --import tsx src/server.ts`) and one `labphi worker`
- * (`node bin/labphi.mjs worker`, the launcher users run) as child processes on a temporary DATA_DIR (SQLite,
+ * Starts the HTTP service (`node bin/labphi.mjs serve`, what `npm start` runs) and one `labphi worker`
+ * (`node bin/labphi.mjs worker`) as child processes on a temporary DATA_DIR (SQLite,
  * local object store), JOB_WORKER_IN_SERVICE=false, so the worker process codes every segment.
  * Then: POST /api/x402-suite (op compress, level fast, bytes = size: within the free cap → the job
  * at once), a raw streamed PUT of the input (REQUEST_TIMEOUT_SECONDS=3000 for these children, so a
@@ -327,9 +327,9 @@ interface Proc {
 }
 
 function start(name: string, args: string[], env: NodeJS.ProcessEnv): Proc {
-  // The service: `npm start`'s way, tsx as a loader of this very process (not its CLI, which would
-  // run a grandchild), so the pid we sample and signal is the real one. The worker: `labphi worker`
-  // through the launcher users run (bin/labphi.mjs), which runs the bundled CLI in its own process.
+  // The service (`npm start`) and the worker (`labphi worker`) the way users run them: the launcher
+  // bin/labphi.mjs runs the bundled CLI in its own process, so the pid we sample and signal is the
+  // real one. Anything else gets tsx as a loader of this very process.
   const loader = args[0]?.startsWith("bin/") ? [] : ["--import", tsxLoader];
   const child = spawn(process.execPath, [...loader, ...args], {
     cwd: root,
@@ -477,7 +477,7 @@ const libMBs = mb(libIn) / (libMs / 1000);
 say(`library: ${fmt(libMBs)} MB/s single thread, ratio ${fmt(libOut / libIn, 3)}`);
 
 // 2. the service and the worker
-const service = start("service", ["src/server.ts"], env);
+const service = start("service", ["bin/labphi.mjs", "serve"], env);
 const serviceUp = Date.now() + 60_000;
 for (;;) {
   if (service.child.exitCode !== null) throw new Error(`service exited:\n${service.lines.join("\n")}`);

@@ -36,13 +36,21 @@ async function bundle(entry) {
   if (!dir) return undefined;
   const esbuild = await import("esbuild").catch(() => undefined);
   if (!esbuild) return undefined;
+  const name = path.basename(source, ".ts");
+  // Code splitting: a dynamic import() stays a separate file loaded on demand, with the packages it
+  // imports; one file would hoist every package import to the top and load them all at start.
+  const staging = path.join(dir, `.build-${randomBytes(6).toString("hex")}`);
   const result = await esbuild.build({
-    entryPoints: [source],
+    entryPoints: { [name]: source },
     bundle: true,
+    splitting: true,
     platform: "node",
     format: "esm",
     target: "node20",
     packages: "external",
+    outdir: staging,
+    outExtension: { ".js": ".mjs" },
+    chunkNames: "chunk-[hash]",
     write: false,
     logLevel: "silent",
     plugins: [
@@ -58,20 +66,30 @@ async function bundle(entry) {
       },
     ],
   });
-  const code = result.outputFiles[0]?.contents;
-  if (!code) return undefined;
-  const hash = createHash("sha256").update(code).digest("hex").slice(0, 16);
-  const file = path.join(dir, `${path.basename(source, ".ts")}-${hash}.mjs`);
+  const files = [...result.outputFiles].sort((x, y) => (x.path < y.path ? -1 : 1));
+  if (!files.some((f) => path.basename(f.path) === `${name}.mjs`)) return undefined;
+  const hash = createHash("sha256");
+  for (const f of files) hash.update(path.relative(staging, f.path)).update("\0").update(f.contents);
+  const target = path.join(dir, `${name}-${hash.digest("hex").slice(0, 16)}`);
+  const main = path.join(target, `${name}.mjs`);
   try {
-    await fs.access(file);
+    await fs.access(main);
   } catch {
-    await fs.mkdir(dir, { recursive: true });
-    const tmp = `${file}.${randomBytes(6).toString("hex")}.tmp`;
-    await fs.writeFile(tmp, code, { mode: 0o644 });
-    await fs.rename(tmp, file);
-    await prune(dir, path.basename(source, ".ts"), file);
+    // written whole into a staging folder, then renamed into place: a reader sees all files or none
+    for (const f of files) {
+      await fs.mkdir(path.dirname(f.path), { recursive: true });
+      await fs.writeFile(f.path, f.contents, { mode: 0o644 });
+    }
+    try {
+      await fs.rename(staging, target);
+    } catch (err) {
+      // another process put the same bundle in place first
+      if (!["EEXIST", "ENOTEMPTY"].includes(err?.code)) throw err;
+    }
+    await prune(dir, name, target);
   }
-  return pathToFileURL(file).href;
+  await fs.rm(staging, { recursive: true, force: true });
+  return pathToFileURL(main).href;
 }
 
 /**
@@ -81,10 +99,12 @@ async function bundle(entry) {
 async function prune(dir, name, keep) {
   const dayAgo = Date.now() - 86_400_000;
   for (const other of await fs.readdir(dir)) {
-    const file = path.join(dir, other);
-    if (file === keep || !other.startsWith(`${name}-`) || !other.endsWith(".mjs")) continue;
-    const stat = await fs.stat(file).catch(() => undefined);
-    if (stat && stat.mtimeMs < dayAgo) await fs.rm(file, { force: true });
+    const entry = path.join(dir, other);
+    if (entry === keep || !/^[0-9a-f]{16}$/.test(other.slice(name.length + 1)) || !other.startsWith(`${name}-`)) {
+      continue;
+    }
+    const stat = await fs.stat(entry).catch(() => undefined);
+    if (stat && stat.mtimeMs < dayAgo) await fs.rm(entry, { recursive: true, force: true });
   }
 }
 
