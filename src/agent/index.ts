@@ -1,3 +1,4 @@
+import type { ProductPurchaseBody } from "../payments/x402/answers.js";
 import { Budget, type BudgetLimits } from "./budget.js";
 import { type PaidAnswer, type PayContext, paidPost } from "./client.js";
 import { type Recovered, recoverOrders } from "./recovery.js";
@@ -36,14 +37,8 @@ export interface AgentOptions extends WalletOptions {
   maxAttempts?: number;
 }
 
-export interface ProductOrder {
-  order_id: string;
-  access_url: string;
-  sku: string;
-  amount_usd: string;
-  rail: string;
-  transaction: string;
-}
+/** What a paid product answers (the service's own type: one definition). */
+export type ProductOrder = ProductPurchaseBody;
 
 export interface Agent {
   readonly baseUrl: string;

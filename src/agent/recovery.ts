@@ -1,3 +1,4 @@
+import type { RecoveredOrder } from "../orders/recovery.js";
 import { AgentError, type PayContext } from "./client.js";
 import type { Chain } from "./wallets.js";
 
@@ -8,18 +9,8 @@ import type { Chain } from "./wallets.js";
  * Nothing is paid, and the challenge is single use.
  */
 
-export interface RecoveredOrder {
-  order_id: string;
-  sku: string;
-  name: string;
-  status: string;
-  amount_usd: string;
-  rail: string;
-  transaction: string | null;
-  license_key: string | null;
-  access_url: string | null;
-  created_at: string;
-}
+/** An order as the service's recovery answers it (the service's own type: one definition). */
+export type { RecoveredOrder } from "../orders/recovery.js";
 
 export interface Recovered {
   chain: Chain;

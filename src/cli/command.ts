@@ -18,3 +18,18 @@ export interface CliIO {
 
 /** Thrown for bad usage: printed with the command's help hint, exit code 2. */
 export class UsageError extends Error {}
+
+/** Exit code of a refused start: a bad setting (sysexits EX_CONFIG, as the service uses). */
+export const EX_CONFIG = 78;
+
+/** The settings from `io.env`, or undefined after printing the one-line error (exit with EX_CONFIG). */
+export async function settingsOf(io: CliIO): Promise<import("../config.js").Config | undefined> {
+  const { ConfigError, loadConfig } = await import("../config.js");
+  try {
+    return loadConfig(io.env);
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    io.stderr.write(`labphi: ${err.message}\n`);
+    return undefined;
+  }
+}

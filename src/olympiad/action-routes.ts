@@ -13,7 +13,7 @@ import {
 } from "./action-schemas.js";
 import type { OlympiadEntry } from "./entry.js";
 import type { Governance } from "./governance.js";
-import { bearerToken, type Participants, participantView } from "./participants.js";
+import { bearerToken, type Participants, participantView, registrationAnswer } from "./participants.js";
 import type { Teams } from "./teams.js";
 
 /**
@@ -75,19 +75,8 @@ export function olympiadActionRoutes(app: App, deps: OlympiadActionDeps) {
       const body = request.body;
       reply.header("Cache-Control", "private, no-store");
       if (body.action === "register") {
-        const { participant, participant_token } = await participants.register(body);
         return reply.code(201).send({
-          action: "register" as const,
-          participant_id: participant.participant_id,
-          participant_token,
-          token_type: "Bearer" as const,
-          participant,
-          links: {
-            actions: `${baseUrl}/api/olympiad`,
-            me: `${baseUrl}/api/olympiad/me`,
-            entry: `${baseUrl}/api/olympiad?view=entry`,
-            checkout: `${baseUrl}/pay?sku=gao-entry`,
-          },
+          ...registrationAnswer(await participants.register(body), baseUrl),
           next: [
             "Keep participant_token: it is shown once. Send it as Authorization: Bearer <participant_token>.",
             'Record an intent: { "action": "intent" }. Enter (paid gao-entry): { "action": "enter", "access_token": "…" } or with an x402 payment header.',

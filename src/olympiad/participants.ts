@@ -91,6 +91,23 @@ export function participantView(row: ParticipantRow): ParticipantView {
   };
 }
 
+/** What a registration answers (HTTP 201 and the MCP tool alike): the token once, and where to go next. */
+export function registrationAnswer(registered: Registered, baseUrl: string) {
+  return {
+    action: "register" as const,
+    participant_id: registered.participant.participant_id,
+    participant_token: registered.participant_token,
+    token_type: "Bearer" as const,
+    participant: registered.participant,
+    links: {
+      actions: `${baseUrl}/api/olympiad`,
+      me: `${baseUrl}/api/olympiad/me`,
+      entry: `${baseUrl}/api/olympiad?view=entry`,
+      checkout: `${baseUrl}/pay?sku=gao-entry`,
+    },
+  };
+}
+
 const EMAIL_RE = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
 export class Participants {

@@ -1,5 +1,5 @@
 import type { Readable, Writable } from "node:stream";
-import { type CliIO, type Command, UsageError } from "../command.js";
+import { type CliIO, type Command, EX_CONFIG, settingsOf, UsageError } from "../command.js";
 
 const HELP = `Usage: labphi mcp [options]
 
@@ -24,26 +24,16 @@ export const mcpCommand: Command = {
   async run(args: string[], io: CliIO): Promise<number> {
     if (args.length > 0) throw new UsageError(`unexpected argument ${args[0]}`);
     // Heavy modules load here, not at import time (`labphi worker` loads the command index).
-    const [{ ConfigError, loadConfig }, { openDatabase }, { migrateToLatest }, { buildServices }, pinoMod, stdio, mcp] =
-      await Promise.all([
-        import("../../config.js"),
-        import("../../db/database.js"),
-        import("../../db/migrate.js"),
-        import("../../services.js"),
-        import("pino"),
-        import("@modelcontextprotocol/server/stdio"),
-        import("../../mcp/server.js"),
-      ]);
-    let config: ReturnType<typeof loadConfig>;
-    try {
-      config = loadConfig(io.env);
-    } catch (err) {
-      if (err instanceof ConfigError) {
-        io.stderr.write(`labphi: ${err.message}\n`);
-        return 78;
-      }
-      throw err;
-    }
+    const [{ openDatabase }, { migrateToLatest }, { buildServices }, pinoMod, stdio, mcp] = await Promise.all([
+      import("../../db/database.js"),
+      import("../../db/migrate.js"),
+      import("../../services.js"),
+      import("pino"),
+      import("@modelcontextprotocol/server/stdio"),
+      import("../../mcp/server.js"),
+    ]);
+    const config = await settingsOf(io);
+    if (!config) return EX_CONFIG;
     // stdout carries the protocol only: every log line goes to stderr.
     const pino = pinoMod.default;
     const log = pino({ level: io.env.LOG_LEVEL ?? "warn" }, pino.destination({ fd: 2, sync: true }));

@@ -1,7 +1,4 @@
-import { type Command, UsageError } from "../command.js";
-
-/** Exit code of a refused start (sysexits EX_CONFIG, as the service uses for a bad setting). */
-const EX_CONFIG = 78;
+import { type Command, EX_CONFIG, UsageError } from "../command.js";
 
 export const sandboxCommand: Command = {
   name: "sandbox",

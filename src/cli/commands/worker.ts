@@ -1,8 +1,7 @@
-import { ConfigError, loadConfig } from "../../config.js";
 import { openDatabase } from "../../db/database.js";
 import { migrateToLatest } from "../../db/migrate.js";
 import { buildJobRuntime } from "../../jobs/runtime.js";
-import { type CliIO, type Command, UsageError } from "../command.js";
+import { type CliIO, type Command, EX_CONFIG, settingsOf, UsageError } from "../command.js";
 import { parseCodecArgs } from "./compress.js";
 
 const HELP = `Usage: labphi worker [options]
@@ -37,16 +36,8 @@ export const workerCommand: Command = {
   async run(args: string[], io: CliIO): Promise<number> {
     const parsed = parseCodecArgs(args, { values: ["concurrency", "threads"], flags: [] });
     if (parsed.positional.length > 0) throw new UsageError(`unexpected argument ${parsed.positional[0]}`);
-    let config: ReturnType<typeof loadConfig>;
-    try {
-      config = loadConfig(io.env);
-    } catch (err) {
-      if (err instanceof ConfigError) {
-        io.stderr.write(`labphi: ${err.message}\n`);
-        return 78;
-      }
-      throw err;
-    }
+    const config = await settingsOf(io);
+    if (!config) return EX_CONFIG;
     const concurrency = count(parsed.values.concurrency, "--concurrency") ?? config.jobRunner.workerConcurrency;
     const threads = count(parsed.values.threads, "--threads") ?? config.jobRunner.workerThreads;
     const say = (line: string) => io.stdout.write(`${new Date().toISOString()} ${line}\n`);

@@ -2,6 +2,7 @@ import type { McpServer } from "@modelcontextprotocol/server";
 import { plainText } from "../../http/text.js";
 import { registerActionSchema, registerResultSchema } from "../../olympiad/action-schemas.js";
 import { voteActionSchema, voteResultSchema } from "../../olympiad/governance-schemas.js";
+import { registrationAnswer } from "../../olympiad/participants.js";
 import type { McpDeps } from "../deps.js";
 import { outputOf, run } from "../results.js";
 
@@ -23,19 +24,8 @@ export function registerOlympiadTools(server: McpServer, deps: McpDeps): void {
     },
     (args) =>
       run(async () => {
-        const { participant, participant_token } = await participants.register(args);
         return {
-          action: "register" as const,
-          participant_id: participant.participant_id,
-          participant_token,
-          token_type: "Bearer" as const,
-          participant,
-          links: {
-            actions: `${baseUrl}/api/olympiad`,
-            me: `${baseUrl}/api/olympiad/me`,
-            entry: `${baseUrl}/api/olympiad?view=entry`,
-            checkout: `${baseUrl}/pay?sku=gao-entry`,
-          },
+          ...registrationAnswer(await participants.register(args), baseUrl),
           next: [
             "Keep participant_token: it is shown once and authenticates olympiad_vote (and Authorization: Bearer <participant_token> over HTTP).",
             'Buy an entry with the buy tool (sku gao-entry), then enter over HTTP: POST /api/olympiad { "action": "enter" }.',
