@@ -39,6 +39,7 @@ import { warnHalfConfiguredRails } from "./payments/readiness.js";
 import { x402Routes } from "./payments/x402/routes.js";
 import { buildServices, type Services } from "./services.js";
 import { payPages } from "./web/pages/pay.js";
+import { registerWebAssets } from "./web/static.js";
 
 export interface AppOptions {
   config: Config;
@@ -168,6 +169,8 @@ export async function buildApp(options: AppOptions): Promise<App> {
     strictPreflight: false,
   });
   await registerOpenApi(app, config);
+  // Security headers (CSP) and the human pages' built assets at /assets/ (src/web/static.ts).
+  await registerWebAssets(app, config);
 
   const built = await buildServices({ config, db, catalog, log: app.log });
   // Route handlers stop first (server close), then the runner, the reconciler and the object store.
@@ -188,7 +191,15 @@ export async function buildApp(options: AppOptions): Promise<App> {
   claimRoutes(app, { claims });
   x402Routes(app, { x402, config, requireAdmin });
   adminRoutes(app, { db: db.kysely, orders, claims, card, requireAdmin });
+  // W-B begin (human pages: home, pay, checkout results)
   payPages(app, { catalog, config, card, claims });
+  // W-B end
+  // W-C begin (codec demo page)
+  // W-C end
+  // W-D begin (suite jobs page)
+  // W-D end
+  // W-E begin (olympiad and standings pages)
+  // W-E end
   paymentsMatrixRoutes(app, { config, catalog, routes });
   discoveryRoutes(app, { config, catalog, routes });
   identityRoutes(app, { identities });

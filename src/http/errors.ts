@@ -1,6 +1,8 @@
 import type { Socket } from "node:net";
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { hasZodFastifySchemaValidationErrors } from "fastify-type-provider-zod";
+import { wantsHtml } from "../web/html.js";
+import { problemPage } from "../web/problem-page.js";
 import { safeError } from "./logger.js";
 import { PROBLEM_CONTENT_TYPE, Problem } from "./problem.js";
 import type { RouteTable } from "./route-table.js";
@@ -36,11 +38,33 @@ const FASTIFY_CODES: Record<string, { status: number; code: string; detail: stri
 
 export function sendProblem(reply: FastifyReply, request: FastifyRequest, problem: Problem): FastifyReply {
   for (const [k, v] of Object.entries(problem.headers)) reply.header(k, v);
+  // A browser (a page, a form) gets the problem as an HTML page in the site's layout.
+  const html = wantsHtml(request.headers.accept) ? htmlProblem(problem, request.url) : undefined;
+  if (html !== undefined) {
+    return reply
+      .code(problem.status)
+      .type("text/html; charset=utf-8")
+      .header("Cache-Control", "no-store")
+      .serializer(String)
+      .send(html);
+  }
   return reply
     .code(problem.status)
     .type(PROBLEM_CONTENT_TYPE)
     .serializer((payload: unknown) => JSON.stringify(payload))
     .send(problem.body(request.url.split("?")[0]));
+}
+
+function htmlProblem(problem: Problem, url: string): string | undefined {
+  try {
+    const body = problem.body(url.split("?")[0]) as { title?: string; detail?: string };
+    return problemPage(
+      { status: problem.status, title: body.title ?? problem.title, detail: body.detail ?? "", code: problem.code },
+      url,
+    );
+  } catch {
+    return undefined; // no built assets in this process (a unit test without the app): JSON then
+  }
 }
 
 /** Turns any thrown error into an RFC 9457 problem. Unknown errors become a logged 500. */

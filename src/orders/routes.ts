@@ -4,7 +4,8 @@ import { type AdminGuard, adminActor } from "../http/admin-auth.js";
 import { problemSchema } from "../http/problem.js";
 import { idText, plainText } from "../http/text.js";
 import type { App } from "../http/types.js";
-import { escapeHtml, page, wantsHtml } from "../web/html.js";
+import { escapeHtml, wantsHtml } from "../web/html.js";
+import { renderPage } from "../web/layout.js";
 import type { OrderService, OrderView } from "./service.js";
 
 export const orderViewSchema = z.object({
@@ -49,13 +50,15 @@ function accessHtml(view: OrderView, grants: string, links: Record<string, strin
   const linkList = Object.entries(links)
     .map(([k, v]) => `<li><a href="${escapeHtml(v)}">${escapeHtml(k)}</a></li>`)
     .join("");
-  return page(
-    `Access: ${view.name}`,
-    `<h1>Your access: ${escapeHtml(view.name)}</h1>
+  return renderPage({
+    title: `Access: ${view.name}`,
+    description: "Your purchase and how to use it.",
+    path: "/access",
+    body: `<h1>Your access: ${escapeHtml(view.name)}</h1>
 <dl>${rows.map(([k, v]) => `<dt>${escapeHtml(k)}</dt><dd class="mono">${escapeHtml(v)}</dd>`).join("")}</dl>
 ${linkList ? `<h2>Links</h2><ul>${linkList}</ul>` : ""}
 <p class="note">Keep this address private: anyone holding it can open this page.</p>`,
-  );
+  });
 }
 
 export function orderRoutes(

@@ -9,7 +9,8 @@ import { cardRailsConfigured } from "../../payments/card/rails.js";
 import type { CardService, SessionStatus } from "../../payments/card/service.js";
 import { manualRails } from "../../payments/manual/rails.js";
 import type { ClaimService } from "../../payments/manual/service.js";
-import { escapeHtml as e, page } from "../html.js";
+import { escapeHtml as e } from "../html.js";
+import { renderPage } from "../layout.js";
 
 /**
  * Human purchase pages: /pay?sku= (starts the hosted checkout), /pay/success (order and access
@@ -30,7 +31,7 @@ export function payPages(
       .type("text/html; charset=utf-8")
       .header("Cache-Control", "no-store")
       .serializer(String)
-      .send(page(title, body) as never);
+      .send(renderPage({ title, description: `${title}: Lab Phi`, path: "/pay", body }) as never);
 
   const price = (p: Product) => `$${p.amountUsd}`;
 
