@@ -3,7 +3,7 @@
 // esbuild, cached under node_modules/.cache/labphi) in this process, which starts faster and keeps
 // long-running commands such as `labphi worker` smaller; if bundling is not possible, it runs the
 // TypeScript entry through tsx in a child process, as before.
-import { spawnSync } from "node:child_process";
+import { spawn } from "node:child_process";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -24,6 +24,11 @@ if (bundled) {
   });
 } else {
   const require = createRequire(import.meta.url);
-  const result = spawnSync(process.execPath, [require.resolve("tsx/cli"), entry, ...argv], { stdio: "inherit" });
-  process.exit(result.status ?? 1);
+  const child = spawn(process.execPath, [require.resolve("tsx/cli"), entry, ...argv], { stdio: "inherit" });
+  // A signal sent to this launcher alone (a process manager's SIGTERM) is passed on, so the
+  // command stops gracefully and no child is left serving after the launcher is gone.
+  for (const signal of ["SIGTERM", "SIGINT", "SIGHUP"]) {
+    process.on(signal, () => child.kill(signal));
+  }
+  child.on("exit", (code, signal) => process.exit(code ?? (signal ? 128 + (signal === "SIGKILL" ? 9 : 15) : 1)));
 }

@@ -1,6 +1,5 @@
 import fs from "node:fs";
 import path from "node:path";
-import { ensureWebAssets } from "./build.mjs";
 
 /**
  * The built front-end (src/web/build.mjs): where the hashed files are and the URL of each logical
@@ -40,10 +39,15 @@ function read(dir: string): WebAssets {
 /** Builds when stale (at start), then keeps the result for the life of the process. */
 export async function loadWebAssets(): Promise<WebAssets> {
   if (loaded) return loaded;
-  loading ??= ensureWebAssets().then((dir) => {
-    loaded = read(dir);
-    return loaded;
-  });
+  // Imported from its own file at run time (not bundled into the launcher's bundle): the builder
+  // finds web/ next to itself through import.meta.url.
+  const builder = new URL("./build.mjs", import.meta.url).href;
+  loading ??= (import(builder) as Promise<typeof import("./build.mjs")>)
+    .then((m) => m.ensureWebAssets())
+    .then((dir) => {
+      loaded = read(dir);
+      return loaded;
+    });
   return loading;
 }
 

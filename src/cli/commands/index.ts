@@ -1,11 +1,13 @@
 import type { Command } from "../command.js";
 import { adminCommand } from "./admin.js";
 import { agentCommand } from "./agent.js";
+import { backupCommand } from "./backup.js";
 import { benchCommand } from "./bench.js";
 import { compressCommand } from "./compress.js";
 import { decompressCommand } from "./decompress.js";
 import { mcpCommand } from "./mcp.js";
 import { profileCommand } from "./profile.js";
+import { restoreCommand } from "./restore.js";
 import { sandboxCommand } from "./sandbox.js";
 import { serveCommand } from "./serve.js";
 import { verifyStandingsCommand } from "./verify-standings.js";
@@ -24,4 +26,6 @@ export const COMMANDS: Command[] = [
   mcpCommand,
   agentCommand,
   sandboxCommand,
+  backupCommand,
+  restoreCommand,
 ];
