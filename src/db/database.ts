@@ -1,9 +1,9 @@
 import fs from "node:fs";
 import path from "node:path";
-import SQLite from "better-sqlite3";
 import { Kysely, PostgresDialect, SqliteDialect } from "kysely";
 import pg from "pg";
 import type { Database } from "./schema.js";
+import SQLite from "./sqlite-driver.js";
 
 export type DatabaseKind = "sqlite" | "postgres";
 

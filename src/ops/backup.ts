@@ -1,6 +1,6 @@
 import fs from "node:fs";
 import path from "node:path";
-import SQLite from "better-sqlite3";
+import SQLite, { type SqliteDatabase } from "../db/sqlite-driver.js";
 
 /**
  * Online backup and restore of the SQLite database (issue #14 "Operations"). The backup uses
@@ -35,7 +35,12 @@ export function describeSqlite(file: string): { tables: TableCount[]; migration:
       .all() as string[];
     const tables = names.map((table) => ({
       table,
-      rows: Number(db.prepare(`SELECT count(*) FROM "${table.replaceAll('"', '""')}"`).pluck().get()),
+      rows: Number(
+        db
+          .prepare(`SELECT count(*) FROM "${table.replaceAll('"', '""')}"`)
+          .pluck()
+          .get(),
+      ),
     }));
     const migration = names.includes("kysely_migration")
       ? (db.prepare("SELECT name FROM kysely_migration ORDER BY name DESC LIMIT 1").pluck().get() as string | undefined)
@@ -48,7 +53,7 @@ export function describeSqlite(file: string): { tables: TableCount[]; migration:
 
 /** Problems found by SQLite's own integrity check, and whether the file is one of ours. */
 export function checkSqlite(file: string): string[] {
-  let db: SQLite.Database;
+  let db: SqliteDatabase;
   try {
     db = new SQLite(file, { readonly: true, fileMustExist: true });
   } catch (err) {
