@@ -20,8 +20,9 @@ import type { JobRow, JobSegmentRow } from "./tables.js";
  * up to about `segmentBytes`), writes their `job_segments` rows and enqueues one task per segment
  * (id `<job>:<idx>`, so planning twice enqueues nothing new). A task reads its input range from
  * the object store, cuts it into units (a `chunkBytes` chunk, or one record), codes them on a
- * piscina pool (at most `threads × 2` units in flight, input buffers transferred in, outputs moved
- * back) and streams the outputs in order into `jobs/<job>/out/<idx>`. The job's output is the
+ * piscina pool (at most `threads × 2` units in flight; input buffers transferred in, outputs moved
+ * back with the input's buffer, which the next unit is read into: see `UnitBuffers`) and streams
+ * the outputs in order into `jobs/<job>/out/<idx>`. The job's output is the
  * concatenation of the segments' outputs: for compress and roundtrip one codec stream that
  * `labphi decompress` (decompressStream) restores. Every state change is a conditional update:
  * a redelivered task whose segment is done does nothing, the job is finalized once (`done`, with
@@ -74,9 +75,39 @@ class InputCorrupt extends PermanentTaskError {
   }
 }
 
-/** A stream that yields `size`-byte units (the last one shorter), each owning its buffer. */
-async function* fixedUnits(input: AsyncIterable<Buffer>, size: number): AsyncGenerator<Uint8Array> {
-  let cur = new Uint8Array(size);
+/**
+ * Buffers of `size` bytes for input units, used again once a unit comes back from its thread
+ * (the thread hands the buffer back with the output): a segment allocates its unit buffers once
+ * instead of one per unit, and at most `keep` wait here unused.
+ */
+export class UnitBuffers {
+  private readonly free: ArrayBuffer[] = [];
+
+  constructor(
+    readonly size: number,
+    private readonly keep: number,
+  ) {}
+
+  take(): ArrayBuffer {
+    return this.free.pop() ?? new ArrayBuffer(this.size);
+  }
+
+  /** a buffer back (ignored unless it is one of ours: the right size, not detached) */
+  give(buffer: ArrayBufferLike): void {
+    if (buffer instanceof ArrayBuffer && buffer.byteLength === this.size && this.free.length < this.keep) {
+      this.free.push(buffer);
+    }
+  }
+
+  get spare(): number {
+    return this.free.length;
+  }
+}
+
+/** `buffers.size`-byte units (the last one shorter): each a view from offset 0 of its own buffer. */
+async function* fixedUnits(input: AsyncIterable<Buffer>, buffers: UnitBuffers): AsyncGenerator<Uint8Array> {
+  const size = buffers.size;
+  let cur = new Uint8Array(buffers.take());
   let fill = 0;
   for await (const chunk of input) {
     let i = 0;
@@ -87,12 +118,13 @@ async function* fixedUnits(input: AsyncIterable<Buffer>, size: number): AsyncGen
       i += n;
       if (fill === size) {
         yield cur;
-        cur = new Uint8Array(size);
+        cur = new Uint8Array(buffers.take());
         fill = 0;
       }
     }
   }
-  if (fill > 0) yield cur.slice(0, fill);
+  if (fill > 0) yield cur.subarray(0, fill);
+  else buffers.give(cur.buffer);
 }
 
 /** Reads stream records (uvarint length + framed container), calling `record(headerLen, length)`. */
@@ -211,6 +243,9 @@ export class JobRunner implements JobScheduler {
   private readonly db: Kysely<Database>;
   private readonly store: ObjectStore;
   private readonly chunkBytes: number;
+  /** units on the pool at once, per segment */
+  private readonly inflight: number;
+  private readonly buffers: UnitBuffers;
   private readonly log: (line: string) => void;
   private piscina: Piscina | undefined;
   private working = false;
@@ -220,6 +255,9 @@ export class JobRunner implements JobScheduler {
     this.store = opts.store;
     this.queue = opts.queue;
     this.chunkBytes = opts.chunkBytes ?? Math.min(DEFAULT_CHUNK_BYTES, opts.segmentBytes);
+    this.inflight = Math.max(2, opts.threads * 2);
+    // a segment holds at most inflight + 1 unit buffers (those on the pool, the one being filled)
+    this.buffers = new UnitBuffers(this.chunkBytes, (this.inflight + 1) * Math.max(1, opts.concurrency));
     this.log = opts.log ?? (() => {});
   }
 
@@ -437,7 +475,7 @@ export class JobRunner implements JobScheduler {
         const units =
           op === "decompress"
             ? recordUnits(input as AsyncIterable<Buffer>)
-            : fixedUnits(input as AsyncIterable<Buffer>, this.chunkBytes);
+            : fixedUnits(input as AsyncIterable<Buffer>, this.buffers);
         for await (const piece of this.coded(units, op, job.level as Level, signal)) {
           if (!out.write(piece)) await once(out, "drain", { signal });
         }
@@ -458,13 +496,15 @@ export class JobRunner implements JobScheduler {
     signal: AbortSignal,
   ): AsyncGenerator<Uint8Array> {
     const pool = await this.pool();
-    const inflight = Math.max(2, this.opts.threads * 2);
     const window: Promise<UnitReply>[] = [];
     let n = 0;
-    const take = async (): Promise<Uint8Array> => {
+    const take = async (): Promise<Uint8Array[]> => {
       const reply = await (window.shift() as Promise<UnitReply>);
       n++;
-      if (reply instanceof Uint8Array) return reply;
+      const back = reply.input.buffer;
+      // the input's buffer is filled again only when no output is a view of it
+      if (!("out" in reply && reply.out.some((p) => p.buffer === back))) this.buffers.give(back);
+      if ("out" in reply) return reply.out;
       const { code, message } = reply.error;
       const where = op === "decompress" ? `record ${n} of the segment` : `chunk ${n} of the segment`;
       if (code === "roundtrip_mismatch") throw new PermanentTaskError(`${where}: ${message}`, "roundtrip_mismatch");
@@ -478,9 +518,9 @@ export class JobRunner implements JobScheduler {
         const p = pool.run(task, { transferList: [unit.buffer as ArrayBuffer], signal }) as Promise<UnitReply>;
         p.catch(() => {});
         window.push(p);
-        if (window.length >= inflight) yield await take();
+        if (window.length >= this.inflight) yield* await take();
       }
-      while (window.length > 0) yield await take();
+      while (window.length > 0) yield* await take();
     } finally {
       window.length = 0;
     }

@@ -1,15 +1,20 @@
 import { createHash } from "node:crypto";
-import type { Transform } from "node:stream";
 import { keepJobsInThread } from "../codec/entropy/cm-pool.js";
-import { CodecError, compressStream, decompressStream, type Level } from "../codec/index.js";
+import { CodecError, compress, decompress, decompressStream, type Level } from "../codec/index.js";
 
 /**
  * One unit of a segment, coded inside a piscina worker thread (segment-worker.mjs loads this
  * module): a chunk of input becomes one stream record (compress), one record becomes its bytes
  * (decompress), or a chunk is compressed and decoded back and both hashes compared (roundtrip).
- * Always through the codec's streaming API, so the records are exactly what `compressStream`
- * writes and `labphi decompress` reads. This thread is already off the caller's event loop, so
- * context mixing runs here instead of on the codec's own pool.
+ * The records are exactly what the codec's `compressStream({ level, chunkSize })` writes for a
+ * chunk of at most `chunkSize` bytes (one record: the container's length as an unsigned LEB128,
+ * then `compress(chunk, { level })`), so `labphi decompress` reads them; a record is decoded
+ * through `decompressStream`. This thread is already off the caller's event loop, so context
+ * mixing runs here instead of on the codec's own pool.
+ *
+ * Memory (docs/suite.md, "Where the worker's memory goes"): a unit is coded without copying its
+ * input (the codec reads the view it is given) and its output travels back as the codec made it,
+ * with the input's buffer, so the runner fills that buffer again instead of allocating a new one.
  */
 keepJobsInThread();
 
@@ -18,51 +23,87 @@ export type SegmentOp = "compress" | "decompress" | "roundtrip";
 export interface UnitTask {
   op: SegmentOp;
   level: Level;
-  /** owns its ArrayBuffer (transferred in) */
+  /** the unit: a view from offset 0 of a buffer transferred in (possibly longer than the view) */
   input: Uint8Array;
 }
 
-export type UnitReply = Uint8Array | { error: { code: string; message: string } };
+interface Returned {
+  /** the task's input, its buffer handed back for reuse */
+  input: Uint8Array;
+}
+
+/** `out`: the unit's output, to be written in order (each part owns its whole buffer) */
+export type UnitReply = Returned & ({ out: Uint8Array[] } | { error: { code: string; message: string } });
 
 /** a view that owns its whole ArrayBuffer (transferable without cloning the rest) */
 function own(u: Uint8Array): Uint8Array {
   return u.byteOffset === 0 && u.byteLength === u.buffer.byteLength ? u : u.slice();
 }
 
-async function through(t: Transform, input: Uint8Array): Promise<Uint8Array> {
-  const parts: Buffer[] = [];
-  t.on("data", (c: Buffer) => parts.push(c));
+/** the unsigned LEB128 of a record's length (the codec's ByteWriter.uvarint) */
+export function recordHeader(length: number): Uint8Array {
+  const bytes: number[] = [];
+  let v = length;
+  while (v >= 0x80) {
+    bytes.push((v % 128) | 0x80);
+    v = Math.floor(v / 128);
+  }
+  bytes.push(v);
+  return Uint8Array.from(bytes);
+}
+
+/** decompressStream over one record: its outputs, without joining them */
+async function decodeRecord(record: Uint8Array): Promise<Uint8Array[]> {
+  const t = decompressStream();
+  const parts: Uint8Array[] = [];
+  t.on("data", (c: Buffer) => parts.push(own(c)));
   await new Promise<void>((resolve, reject) => {
     t.once("end", resolve);
     t.once("error", reject);
-    t.end(Buffer.from(input.buffer, input.byteOffset, input.byteLength));
+    t.end(Buffer.from(record.buffer, record.byteOffset, record.byteLength));
   });
-  return Buffer.concat(parts);
+  return parts;
 }
 
 const sha256 = (u: Uint8Array) => createHash("sha256").update(u).digest("hex");
 
+async function code(task: UnitTask): Promise<{ out: Uint8Array[] } | { error: { code: string; message: string } }> {
+  if (task.op === "decompress") return { out: await decodeRecord(task.input) };
+  const container = own(await compress(task.input, { level: task.level }));
+  if (task.op === "roundtrip") {
+    // decoded the way decompressStream decodes a record (same options, same checks)
+    const back = await decompress(container);
+    const want = sha256(task.input);
+    const got = sha256(back);
+    if (back.length !== task.input.length || got !== want) {
+      return {
+        error: {
+          code: "roundtrip_mismatch",
+          message: `decoded ${back.length} bytes (sha256 ${got.slice(0, 16)}…) differ from the ${task.input.length} input bytes (sha256 ${want.slice(0, 16)}…)`,
+        },
+      };
+    }
+  }
+  return { out: [recordHeader(container.length), container] };
+}
+
 export async function run(task: UnitTask): Promise<UnitReply> {
   try {
-    if (task.op === "decompress") return own(await through(decompressStream(), task.input));
-    const record = await through(
-      compressStream({ level: task.level, chunkSize: Math.max(4096, task.input.length) }),
-      task.input,
-    );
-    if (task.op === "roundtrip") {
-      const back = await through(decompressStream(), record);
-      if (back.length !== task.input.length || sha256(back) !== sha256(task.input)) {
-        return {
-          error: {
-            code: "roundtrip_mismatch",
-            message: `decoded ${back.length} bytes (sha256 ${sha256(back).slice(0, 16)}…) differ from the ${task.input.length} input bytes (sha256 ${sha256(task.input).slice(0, 16)}…)`,
-          },
-        };
-      }
-    }
-    return own(record);
+    return { ...(await code(task)), input: task.input };
   } catch (err) {
-    if (err instanceof CodecError) return { error: { code: err.code, message: err.message } };
-    return { error: { code: "bug", message: err instanceof Error ? err.message : String(err) } };
+    const error =
+      err instanceof CodecError
+        ? { code: err.code, message: err.message }
+        : { code: "bug", message: err instanceof Error ? err.message : String(err) };
+    return { error, input: task.input };
   }
+}
+
+/** The buffers a reply hands over instead of copying: the outputs and the input's buffer. */
+export function transferList(reply: UnitReply): ArrayBuffer[] {
+  const list = new Set<ArrayBuffer>();
+  if ("out" in reply) for (const p of reply.out) list.add(p.buffer as ArrayBuffer);
+  list.add(reply.input.buffer as ArrayBuffer);
+  // a detached buffer (length 0) cannot be transferred again
+  return [...list].filter((b) => b.byteLength > 0);
 }

@@ -2,7 +2,7 @@
 // JavaScript so that it starts in any thread. It imports the module the runner names in
 // `workerData.module` (the codec bundled into one JavaScript file, src/threads/bundle.mjs), else
 // the compiled segment-job.js of a build, else the TypeScript through tsx.
-import { move, workerData } from "piscina";
+import { move, transferableSymbol, valueSymbol, workerData } from "piscina";
 
 let job;
 if (workerData?.module) {
@@ -19,6 +19,6 @@ if (workerData?.module) {
 
 export default async function run(task) {
   const reply = await job.run(task);
-  // the output's buffer is transferred back, not cloned
-  return reply instanceof Uint8Array ? move(reply) : reply;
+  // the outputs and the input's buffer are transferred back, not cloned
+  return move({ [transferableSymbol]: job.transferList(reply), [valueSymbol]: reply });
 }
