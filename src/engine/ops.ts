@@ -47,6 +47,8 @@ export interface WebRequest {
   creator_counsel?: boolean | null | undefined;
   level?: Level | null | undefined;
   chamber?: ChamberName | null | undefined;
+  /** compress: also measure the gzip-9 and brotli-11 sizes of the same input (answer field `sizes`) */
+  peers?: boolean | null | undefined;
 }
 
 function requireData(data: string | null | undefined, op: string): string {
@@ -184,7 +186,10 @@ export async function webOp(engine: EngineService, req: WebRequest, identity: Id
         };
       }
       const bytes = input(engine, req.data, encoding, "compress", level);
+      // peers cost like bench: refuse an input over bench's limit before compressing anything
+      if (req.peers) engine.checkInput(bytes.length, "bench", "compress with peers");
       const r = await engine.compress(bytes, { level, chamber: req.chamber ?? undefined }, identity);
+      const sizes = req.peers ? await engine.peerSizes(bytes) : undefined;
       return {
         op: "compress" as const,
         ok: true as const,
@@ -197,6 +202,7 @@ export async function webOp(engine: EngineService, req: WebRequest, identity: Id
         original_bytes: r.original_bytes,
         compressed_bytes: r.compressed_bytes,
         ratio: r.ratio,
+        ...(sizes ? { sizes } : {}),
         verified: true as const,
         data: toBase64(r.container),
         encoding: "base64" as const,

@@ -160,7 +160,12 @@ const webResult = z.discriminatedUnion("op", [
     original_bytes: z.number().int(),
     compressed_bytes: z.number().int(),
     ratio: z.number(),
-    sizes: z.object({ "brotli-11": z.number().int(), "gzip-9": z.number().int() }).optional(),
+    sizes: z
+      .object({ "brotli-11": z.number().int(), "gzip-9": z.number().int() })
+      .optional()
+      .describe(
+        "measured sizes of the same input with brotli-11 and gzip-9 (node:zlib): always with engine classic; with engine omni when the request sets peers: true",
+      ),
     verified: z.literal(true),
     data: z.string(),
     encoding: z.literal("base64"),
@@ -370,6 +375,12 @@ export function engineRoutes(app: App, deps: { engine: EngineService; identities
             creator_counsel: z.boolean().nullish(),
             level: levelSchema.nullish(),
             chamber: chamberSchema.nullish(),
+            peers: z
+              .boolean()
+              .nullish()
+              .describe(
+                "compress: also measure the gzip-9 and brotli-11 sizes of the same input (answer field sizes); the input then takes bench's limit",
+              ),
           }),
           response: { 200: webResult, ...PROBLEMS },
         },

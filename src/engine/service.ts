@@ -710,6 +710,17 @@ export class EngineService {
     };
   }
 
+  /**
+   * gzip-9 and brotli-11 sizes of the same bytes, measured (not estimated): the classic engine's
+   * node:zlib calls (gzip level 9, brotli quality 11, the benchmark's peers) on the libuv thread
+   * pool. Costs like bench, so it takes bench's input limit and a slow admission slot.
+   */
+  async peerSizes(bytes: Uint8Array): Promise<{ "brotli-11": number; "gzip-9": number }> {
+    this.checkInput(bytes.length, "bench", "compress with peers");
+    const r = await this.slow(() => this.codec(() => classic(bytes)));
+    return r.sizes;
+  }
+
   // ------------------------------------------------------------------ classic (web codec)
 
   async classicCompress(bytes: Uint8Array, identity: Identity | null): Promise<ClassicOut> {

@@ -38,26 +38,57 @@ const entitlementSchema = z.object({
 });
 
 function accessHtml(view: OrderView, grants: string, links: Record<string, string>): string {
-  const rows: [string, string][] = [
-    ["Order", view.order_id],
-    ["Product", `${view.name} (${view.sku})`],
-    ["Paid", `$${view.amount_usd} via ${view.rail}`],
-    ["Grants", grants],
+  const e = escapeHtml;
+  // labels and human pages for the links of an entitlement (the JSON answer's `links`)
+  const ACCESS_LINKS: Record<string, { label: string; page?: { href: string; label: string } }> = {
+    catalog: { label: "Product record (JSON)" },
+    olympiad: {
+      label: "Your olympiad entry (JSON)",
+      page: { href: "/olympiad", label: "Go to the olympiad" },
+    },
+    license: { label: "Licence check (JSON)" },
+  };
+  const rows: [string, string, string][] = [
+    ["Order", view.order_id, "order-id"],
+    ["Product", `${view.name} (${view.sku})`, "product"],
+    ["Paid", `$${view.amount_usd} via ${view.rail}`, "paid"],
+    ["Since", view.created_at, "since"],
   ];
-  if (view.license_key) rows.push(["Licence key", view.license_key]);
-  if (view.transaction) rows.push(["Transaction", view.transaction]);
-  if (view.agent_id) rows.push(["Agent (self-asserted)", view.agent_id]);
+  if (view.transaction) rows.push(["Transaction", view.transaction, "transaction"]);
+  if (view.agent_id) rows.push(["Agent (self-asserted)", view.agent_id, "agent-id"]);
+  const active = view.status === "active";
+  const status = active ? '<p class="badge badge-ok">Active</p>' : `<p class="badge badge-bad">${e(view.status)}</p>`;
+  const pages = Object.keys(links)
+    .map((k) => ACCESS_LINKS[k]?.page)
+    .filter((p): p is { href: string; label: string } => p !== undefined);
   const linkList = Object.entries(links)
-    .map(([k, v]) => `<li><a href="${escapeHtml(v)}">${escapeHtml(k)}</a></li>`)
+    .map(
+      ([k, v]) =>
+        `<li><a href="${e(v)}">${e(ACCESS_LINKS[k]?.label ?? k)}</a> <span class="small muted mono">${e(v)}</span></li>`,
+    )
     .join("");
   return renderPage({
     title: `Access: ${view.name}`,
-    description: "Your purchase and how to use it.",
+    description: `Your ${view.name} order: what it grants and how to use it.`,
     path: "/access",
-    body: `<h1>Your access: ${escapeHtml(view.name)}</h1>
-<dl>${rows.map(([k, v]) => `<dt>${escapeHtml(k)}</dt><dd class="mono">${escapeHtml(v)}</dd>`).join("")}</dl>
-${linkList ? `<h2>Links</h2><ul>${linkList}</ul>` : ""}
-<p class="note">Keep this address private: anyone holding it can open this page.</p>`,
+    body: `<section class="hero result">
+${status}
+<h1>Your access: ${e(view.name)}</h1>
+<p class="lead">This order grants <strong id="grants">${e(grants)}</strong>.</p>
+</section>
+${active ? "" : `<div class="notice notice-error" role="alert"><p>This order is ${e(view.status)}${view.revoke_reason ? `: ${e(view.revoke_reason)}` : ""}; it no longer grants access.</p></div>`}
+${
+  view.license_key
+    ? `<div class="card licence"><h2>Your licence key</h2><p class="licence-key mono" id="license-key">${e(view.license_key)}</p><p class="small muted">Put it in your product's configuration; it identifies this order.</p></div>`
+    : ""
+}
+<div class="card result-card">
+<h2>Order</h2>
+<dl class="kv receipt">${rows.map(([k, v, id]) => `<dt>${e(k)}</dt><dd class="mono" id="${e(id)}">${e(v)}</dd>`).join("")}</dl>
+</div>
+${pages.length > 0 ? `<p class="cluster">${pages.map((p) => `<a class="btn btn-primary" href="${e(p.href)}">${e(p.label)}</a>`).join("")}</p>` : ""}
+${linkList ? `<h2>Links</h2><ul class="links">${linkList}</ul>` : ""}
+<div class="notice notice-warn"><p><strong>Keep this address private</strong>: anyone holding it can open this page. Agents get the same as JSON with <code>Accept: application/json</code>.</p></div>`,
   });
 }
 

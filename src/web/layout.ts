@@ -49,6 +49,7 @@ export function renderPage(o: PageOptions): string {
 <meta name="color-scheme" content="light dark">
 <title>${e(o.title)} · Lab Phi</title>
 <meta name="description" content="${e(o.description)}">
+<link rel="icon" href="data:,">
 <link rel="stylesheet" href="${e(assets.url("site.css"))}">
 ${o.head ?? ""}
 ${scripts}

@@ -31,11 +31,22 @@ describe("human purchase pages", () => {
     expect(list.body).toContain('href="/pay?sku=gao-entry"');
   });
 
-  it("answers unknown and retired skus with problem+json, like every route", async () => {
-    const unknown = await h.app.inject({ method: "GET", url: "/pay?sku=nope", headers: { accept: "text/html" } });
+  it("answers an unknown sku with the HTML error page in a browser and problem+json to JSON clients", async () => {
+    const browser = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8";
+    const unknown = await h.app.inject({ method: "GET", url: "/pay?sku=nope", headers: { accept: browser } });
     expect(unknown.statusCode).toBe(404);
-    expect(unknown.headers["content-type"]).toContain("application/problem+json");
-    expect(unknown.json().code).toBe("unknown_sku");
+    expect(unknown.headers["content-type"]).toContain("text/html");
+    expect(unknown.body).toContain('No product has the sku or alias "nope".'.replace(/"/g, "&quot;"));
+    expect(unknown.body).toMatch(/<code id="problem-code">unknown_sku<\/code>/);
+    expect(unknown.body).not.toContain('"type":');
+    const json = await h.app.inject({
+      method: "GET",
+      url: "/pay?sku=nope",
+      headers: { accept: "application/json" },
+    });
+    expect(json.statusCode).toBe(404);
+    expect(json.headers["content-type"]).toContain("application/problem+json");
+    expect(json.json().code).toBe("unknown_sku");
     const retired = await h.app.inject({ method: "GET", url: "/pay?sku=try-gate" });
     expect(retired.statusCode).toBe(410);
     const xss = await h.app.inject({ method: "GET", url: "/pay/cancel?sku=%3Cscript%3Ealert(1)%3C/script%3E" });
@@ -54,6 +65,73 @@ describe("human purchase pages", () => {
     const bad = await h.app.inject({ method: "POST", url: "/pay", ...form({ sku: "zrw-pro", email: "nope" }) });
     expect(bad.statusCode).toBe(400);
     expect(bad.json().code).toBe("invalid_email");
+  });
+
+  it("card and claim forms that fail in a browser answer HTML with the problem's words, never JSON", async () => {
+    const browser = { accept: "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8" };
+    const post = (url: string, data: Record<string, string>) => {
+      const f = form(data);
+      return h.app.inject({ method: "POST", url, payload: f.payload, headers: { ...f.headers, ...browser } });
+    };
+    // a bad e-mail: the product page again, the message inline, the typed value kept
+    const bad = await post("/pay", { sku: "zrw-pro", email: "nope" });
+    expect(bad.statusCode).toBe(400);
+    expect(bad.headers["content-type"]).toContain("text/html");
+    expect(bad.body).toContain('id="checkout-error"');
+    expect(bad.body).toContain("email must be a valid e-mail address.");
+    expect(bad.body).toContain("<code>invalid_email</code>");
+    expect(bad.body).toContain('value="nope"');
+    expect(bad.body).toContain('action="/pay"');
+    // an unknown sku: the HTML problem page
+    const unknown = await post("/pay", { sku: "nope", email: "a@example.com" });
+    expect(unknown.statusCode).toBe(404);
+    expect(unknown.headers["content-type"]).toContain("text/html");
+    expect(unknown.body).toMatch(/<code id="problem-code">unknown_sku<\/code>/);
+    // Stripe failing: the product page with Stripe's trouble in words
+    h.stripe.failNext(500, 2);
+    const down = await post("/pay", { sku: "zrw-pro", email: "a@example.com" });
+    expect(down.statusCode).toBe(502);
+    expect(down.headers["content-type"]).toContain("text/html");
+    expect(down.body).toContain("Stripe answered 500 while creating the checkout session.");
+    expect(down.body).toContain("<code>stripe_error</code>");
+    // a claim without its transaction: the claim form again, with the message
+    const claim = await post("/pay/claim", { sku: "zrw-pro", email: "w@example.com", rail: "crypto_manual_evm" });
+    expect(claim.statusCode).toBe(400);
+    expect(claim.headers["content-type"]).toContain("text/html");
+    expect(claim.body).toContain('id="claim-error"');
+    expect(claim.body).toContain("<code>tx_required</code>");
+    expect(claim.body).toContain('value="w@example.com"');
+    // a field the form schema refuses (control character): the HTML problem page
+    const ctl = await post("/pay", { sku: "zrw-pro", email: "a\u0007@example.com" });
+    expect(ctl.statusCode).toBe(400);
+    expect(ctl.headers["content-type"]).toContain("text/html");
+    expect(ctl.body).toContain('id="problem-code"');
+    // JSON clients still get problem+json
+    const f = form({ sku: "zrw-pro", email: "nope" });
+    const json = await h.app.inject({
+      method: "POST",
+      url: "/pay",
+      payload: f.payload,
+      headers: { ...f.headers, accept: "application/json" },
+    });
+    expect(json.headers["content-type"]).toContain("application/problem+json");
+    expect(json.json().code).toBe("invalid_email");
+  });
+
+  it("the catalog shows every product by kind with its price, buy button and payment link", async () => {
+    const r = await h.app.inject({ method: "GET", url: "/pay" });
+    expect(r.statusCode).toBe(200);
+    expect(r.headers["cache-control"]).toBe("no-cache");
+    for (const p of h.app.services.catalog.list()) {
+      expect(r.body).toContain(`id="product-${p.sku}"`);
+      expect(r.body).toContain(`<p class="price" data-sku="${p.sku}">$${p.amountUsd} `);
+    }
+    for (const kind of ["license", "service", "support", "olympiad"]) expect(r.body).toContain(`id="kind-${kind}"`);
+    expect(r.body).toContain('href="/pay?sku=zrw-pro">Buy');
+    expect(r.body).toContain('href="https://buy.stripe.com/test_zrwpro"');
+    expect(r.body).toContain('id="agents-pay"');
+    expect(r.body).toContain("PAYMENT-SIGNATURE");
+    expect(r.body).toContain("eip155:8453");
   });
 
   it("the success page confirms, explains a pending bank debit, then shows the order and access URL", async () => {
@@ -82,6 +160,32 @@ describe("human purchase pages", () => {
     expect(missing.statusCode).toBe(400);
     const unknown = await h.app.inject({ method: "GET", url: "/pay/success?session_id=cs_test_unknown" });
     expect(unknown.statusCode).toBe(404);
+  });
+
+  it("a paid suite quote's success address leads to the jobs page; its cancel page back to suite jobs", async () => {
+    const q = await h.app.inject({
+      method: "POST",
+      url: "/api/ppp-quote",
+      payload: { product: "auto", dataClass: "text", op: "compress", bytes: 150_000_000_000 },
+    });
+    expect(q.statusCode, q.body).toBe(200);
+    const c = await h.app.inject({
+      method: "POST",
+      url: "/api/ppp-checkout",
+      payload: { quote_id: q.json().quote_id, email: "jobs@example.com" },
+    });
+    expect(c.statusCode, c.body).toBe(200);
+    const id = c.json().session_id as string;
+    h.stripe.pay(id);
+    await h.deliver(h.stripe.sessionEvent("checkout.session.completed", id));
+    const r = await h.app.inject({ method: "GET", url: `/pay/success?session_id=${id}` });
+    expect(r.statusCode).toBe(303);
+    expect(r.headers.location).toBe(`/jobs/paid?session_id=${id}`);
+    expect(r.body).not.toContain("jt_");
+    const cancel = await h.app.inject({ method: "GET", url: `/pay/cancel?quote=${q.json().quote_id}` });
+    expect(cancel.statusCode).toBe(200);
+    expect(cancel.body).toContain("checkout of your suite job was cancelled; nothing was charged");
+    expect(cancel.body).toContain('href="/jobs"');
   });
 
   it("the cancel page offers the other rails and records a claim from its form", async () => {
@@ -132,6 +236,20 @@ describe("human purchase pages", () => {
       });
       expect(post.statusCode).toBe(503);
       expect(post.json().code).toBe("card_rails_not_configured");
+      const f = form({ sku: "donate", email: "a@example.com" });
+      const page = await t.app.inject({
+        method: "POST",
+        url: "/pay",
+        payload: f.payload,
+        headers: { ...f.headers, accept: "text/html,*/*;q=0.8" },
+      });
+      expect(page.statusCode).toBe(503);
+      expect(page.headers["content-type"]).toContain("text/html");
+      expect(page.body).toContain("Card checkout is not configured on this server (missing");
+      expect(page.body).toContain("<code>card_rails_not_configured</code>");
+      const list = await t.app.inject({ method: "GET", url: "/pay" });
+      expect(list.body).toContain('href="/pay?sku=donate">Ways to pay');
+      expect(list.body).not.toContain('">Buy<span');
     } finally {
       await t.close();
     }

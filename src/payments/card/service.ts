@@ -216,8 +216,9 @@ export class CardService {
         },
       ],
       customer_email: email.trim(),
-      success_url: `${base}/pay/success?session_id={CHECKOUT_SESSION_ID}`,
-      cancel_url: `${base}/pay/cancel?quote=${encodeURIComponent(item.ref)}`,
+      // A suite quote's buyer comes back to the jobs pages: /jobs/paid shows the job and its token.
+      success_url: `${base}/jobs/paid?session_id={CHECKOUT_SESSION_ID}`,
+      cancel_url: `${base}/jobs?checkout=cancelled`,
       metadata: { sku: item.sku, item_kind: item.kind, item_ref: item.ref, email: email.trim(), source: "labphi" },
       payment_intent_data: { metadata: { item_kind: item.kind, item_ref: item.ref, source: "labphi" } },
     };

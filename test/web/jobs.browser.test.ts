@@ -1,0 +1,251 @@
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { Readable } from "node:stream";
+import type { Browser, BrowserContext, Page, Route } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { decompressStream } from "../../src/codec/index.js";
+import {
+  describeViolations,
+  launchBrowser,
+  type SiteHarness,
+  screenshot,
+  seriousA11yViolations,
+  startSite,
+  WIDTHS,
+} from "../support/browser.js";
+
+/** Text-like bytes (words from a small vocabulary, seeded): compressible, like a real log. */
+function textBytes(n: number, seed: number): Buffer {
+  const words = ["lab", "phi", "segment", "worker", "queue", "lease", "codec", "stream", "record", "job", "42", "\n"];
+  const parts: string[] = [];
+  let x = seed;
+  let len = 0;
+  while (len < n) {
+    x = (Math.imul(x, 1103515245) + 12345) >>> 0;
+    const w = `${words[(x >>> 16) % words.length]} `;
+    parts.push(w);
+    len += w.length;
+  }
+  return Buffer.from(parts.join("")).subarray(0, n);
+}
+
+async function restore(stream: Buffer): Promise<Buffer> {
+  const parts: Buffer[] = [];
+  for await (const c of Readable.from([stream]).pipe(decompressStream())) parts.push(c as Buffer);
+  return Buffer.concat(parts);
+}
+
+describe("suite jobs in a real browser (/jobs)", () => {
+  let h: SiteHarness;
+  let browser: Browser;
+  let ctx: BrowserContext;
+  let dir: string;
+  /** every URL the page asked for: the job token must never be in one */
+  const urls: string[] = [];
+
+  const file = (name: string, bytes: Buffer) => {
+    const p = path.join(dir, name);
+    fs.writeFileSync(p, bytes);
+    return p;
+  };
+
+  beforeAll(async () => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), "labphi-jobs-web-"));
+    h = await startSite();
+    browser = await launchBrowser();
+    ctx = await browser.newContext({ viewport: WIDTHS.desktop, acceptDownloads: true });
+    ctx.on("request", (r) => urls.push(r.url()));
+  }, 120_000);
+  afterAll(async () => {
+    await ctx?.close();
+    await browser?.close();
+    await h?.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  /** Quote from the page (the size from a picked file, or typed) and start the free job; returns id and token. */
+  async function startFreeJob(page: Page, opts: { pick?: string; bytes?: number }) {
+    await page.goto(`${h.base}/jobs`);
+    if (opts.pick) await page.setInputFiles("#q-file", opts.pick);
+    if (opts.bytes) await page.fill("#q-bytes", String(opts.bytes));
+    await page.selectOption("#q-class", "text");
+    await page.click('#quote-form button[type="submit"]');
+    await page.waitForSelector("#quote-view");
+    expect(await page.textContent("#quote-total")).toBe("Free");
+    await page.click("#start-free");
+    await page.waitForSelector("#job-token-box:not([hidden])");
+    const token = await page.inputValue("#job-token-once");
+    const jobId = (await page.textContent("#job-id")) ?? "";
+    expect(token).toMatch(/^jt_/);
+    expect(jobId).toMatch(/^job_/);
+    await page.click("#job-token-done");
+    expect(await page.isHidden("#job-token-box")).toBe(true);
+    return { jobId, token };
+  }
+
+  const progressValue = (page: Page) => page.evaluate<number>('document.querySelector("#u-progress").value');
+
+  it("renders at phone and desktop width with no serious accessibility violation and no sideways scroll", async () => {
+    for (const size of [WIDTHS.phone, WIDTHS.desktop]) {
+      const page = await ctx.newPage();
+      await page.setViewportSize(size);
+      await page.goto(`${h.base}/jobs`);
+      expect(await page.title()).toBe("Suite jobs · Lab Phi");
+      expect(await page.textContent("#pricing-table")).toContain("$0.05 / GB");
+      const scroll = await page.evaluate<number>("document.documentElement.scrollWidth");
+      expect(scroll).toBeLessThanOrEqual(size.width);
+      await screenshot(page, "jobs");
+      const vs = await seriousA11yViolations(page);
+      expect(vs, describeViolations(vs)).toEqual([]);
+      await page.close();
+    }
+  }, 60_000);
+
+  it("quotes from the picked file, starts free, uploads to 100%, watches it reach done and downloads a stream that restores the file", async () => {
+    const input = textBytes(300_000, 11);
+    const picked = file("log-300k.txt", input);
+    const page = await ctx.newPage();
+    const { jobId, token } = await startFreeJob(page, { pick: picked });
+    expect(await page.inputValue("#q-bytes")).toBe("300000");
+    // the quote's breakdown and the time by level were shown (GB = 10^9 bytes next to prices)
+    expect(await page.textContent("#quote-view")).toContain("GB = 10^9 bytes");
+    expect(await page.textContent("#quote-view")).toContain("balanced");
+    // the token is in this tab's sessionStorage, not in localStorage
+    const held = await page.evaluate<string | null>('sessionStorage.getItem("labphi.jobs.current")');
+    expect(JSON.parse(held ?? "{}")).toEqual({ job_id: jobId, job_token: token });
+    expect(await page.evaluate<string>("JSON.stringify(localStorage)")).not.toContain(token);
+
+    await page.click("#u-start"); // the file picked for the quote
+    await expect.poll(() => progressValue(page), { timeout: 30_000 }).toBe(100);
+    await expect.poll(() => page.textContent("#job-state"), { timeout: 60_000 }).toBe("done");
+    expect(await page.textContent("#job-in")).toContain("300000 bytes");
+    expect(await page.evaluate<number>('document.querySelector("#job-progress").value')).toBe(1);
+    await screenshot(page, "jobs-done");
+
+    const [download] = await Promise.all([page.waitForEvent("download"), page.click("#d-start")]);
+    const stream = fs.readFileSync((await download.path()) as string);
+    expect(stream.length).toBeLessThan(input.length);
+    expect((await restore(stream)).equals(input)).toBe(true);
+    await expect.poll(() => page.textContent("#job-status")).toContain(`${stream.length} bytes`);
+    expect(urls.some((u) => u.includes(token))).toBe(false);
+    await page.close();
+  }, 120_000);
+
+  it("resumes an upload cut after its first chunk from the server's offset, after a reload", async () => {
+    const input = textBytes(600_000, 23); // chunks of 256 KiB: 262144 + 262144 + 75712
+    const picked = file("log-600k.txt", input);
+    const page = await ctx.newPage();
+    const { jobId, token } = await startFreeJob(page, { pick: picked });
+
+    const before: { method: string; offset?: string }[] = [];
+    let held: Route | undefined;
+    const cut = async (route: Route) => {
+      const req = route.request();
+      before.push({ method: req.method(), offset: req.headers()["upload-offset"] });
+      // the second chunk never arrives: the tab is reloaded while it is "on the wire"
+      if (req.method() === "PATCH" && before.filter((r) => r.method === "PATCH").length === 2) {
+        held = route;
+        return;
+      }
+      await route.continue();
+    };
+    await page.route("**/api/jobs/uploads**", cut);
+    await page.click("#u-start");
+    await expect.poll(() => held !== undefined, { timeout: 30_000 }).toBe(true);
+    expect(before.filter((r) => r.method === "PATCH").map((r) => r.offset)).toEqual(["0", "262144"]);
+
+    // what the server holds: the first chunk
+    const head = await h.app.inject({
+      method: "HEAD",
+      url: `/api/jobs/uploads/${jobId}`,
+      headers: { authorization: `Bearer ${token}`, "tus-resumable": "1.0.0" },
+    });
+    expect(head.headers["upload-offset"]).toBe("262144");
+
+    // the human pauses (the request on the wire is dropped), then reloads the tab
+    await page.click("#u-pause");
+    await (held as Route | undefined)?.abort().catch(() => {});
+    await page.unroute("**/api/jobs/uploads**", cut);
+    await page.reload();
+    const after: { method: string; offset?: string }[] = [];
+    await page.route("**/api/jobs/uploads**", async (route) => {
+      after.push({ method: route.request().method(), offset: route.request().headers()["upload-offset"] });
+      await route.continue();
+    });
+    // the tab kept the job; pick the same file again and resume
+    await expect.poll(() => page.textContent("#job-id")).toBe(jobId);
+    await expect.poll(() => page.isVisible("#upload-box")).toBe(true);
+    await page.setInputFiles("#u-file", picked);
+    await page.click("#u-start");
+    await expect.poll(() => progressValue(page), { timeout: 30_000 }).toBe(100);
+    expect(await page.getAttribute("#u-start", "data-from")).toBe("262144");
+    expect(after.map((r) => r.method)).not.toContain("POST"); // no new upload: not restarted from 0
+    expect(after.filter((r) => r.method === "PATCH").map((r) => r.offset)).toEqual(["262144", "524288"]);
+    await expect.poll(() => page.textContent("#job-state"), { timeout: 60_000 }).toBe("done");
+
+    const out = await h.app.inject({
+      method: "GET",
+      url: `/api/jobs/${jobId}/output`,
+      headers: { authorization: `Bearer ${token}` },
+    });
+    expect((await restore(out.rawPayload)).equals(input)).toBe(true);
+    await page.close();
+  }, 120_000);
+
+  it("shows the 413 of an upload larger than the quote, a bad token's 401 and an expired quote's 410, inline", async () => {
+    const page = await ctx.newPage();
+    const { jobId } = await startFreeJob(page, { bytes: 100_000 });
+    await page.setInputFiles("#u-file", file("bigger.txt", textBytes(150_000, 5)));
+    await page.click("#u-start");
+    await expect.poll(() => page.textContent("#job-alert"), { timeout: 30_000 }).toContain("input_too_large");
+    expect(await page.getAttribute("#job-alert", "role")).toBe("alert");
+    expect(await page.textContent("#job-alert")).toContain("the job's quote covers 100000");
+
+    await page.fill("#o-id", jobId);
+    await page.fill("#o-token", "jt_not_the_token");
+    await page.click('#open-form button[type="submit"]');
+    await expect.poll(() => page.textContent("#job-alert")).toContain("job_token_invalid");
+
+    // a quote that expired before it was paid: the checkout's 410 in the quote's alert
+    await page.fill("#q-bytes", String(100_000_000_001));
+    await page.fill("#q-email", "late@example.com");
+    await page.click('#quote-form button[type="submit"]');
+    await page.waitForSelector("#pay-card");
+    const quoteId = ((await page.textContent("#quote-view h3")) ?? "").replace("Quote ", "");
+    await h.app.services.db.kysely
+      .updateTable("quotes")
+      .set({ expires_at: new Date(Date.now() - 1000).toISOString() })
+      .where("id", "=", quoteId)
+      .execute();
+    await page.click("#pay-card");
+    await expect.poll(() => page.textContent("#quote-alert")).toContain("quote_expired");
+    expect(await page.getAttribute("#quote-alert", "role")).toBe("alert");
+    await page.close();
+  }, 60_000);
+
+  it("pays a quote above the free cap by card (Stripe stand-in) and comes back to /jobs with the job", async () => {
+    const page = await ctx.newPage();
+    await page.goto(`${h.base}/jobs`);
+    await page.fill("#q-bytes", String(100_000_000_001)); // 100 GB + 1 byte: the minimum, $0.05
+    await page.fill("#q-email", "human@example.com");
+    await page.click('#quote-form button[type="submit"]');
+    await page.waitForSelector("#pay-card");
+    expect(await page.textContent("#quote-total")).toContain("$0.05");
+    await Promise.all([page.waitForURL(/\/c\/pay\/cs_test_/), page.click("#pay-card")]);
+    await Promise.all([page.waitForURL(/\/jobs\/paid\?session_id=cs_test_/), page.click("#pay")]);
+    await expect.poll(() => page.textContent("h1")).toContain("your job is ready");
+    const jobId = (await page.textContent("#paid-job-id")) ?? "";
+    const token = await page.inputValue("#paid-job-token");
+    expect(token).toMatch(/^jt_/);
+    const vs = await seriousA11yViolations(page);
+    expect(vs, describeViolations(vs)).toEqual([]);
+    await screenshot(page, "jobs-paid");
+    await Promise.all([page.waitForURL(`${h.base}/jobs`), page.click("#paid-continue")]);
+    await expect.poll(() => page.textContent("#job-id")).toBe(jobId);
+    await expect.poll(() => page.textContent("#job-state")).toBe("awaiting input");
+    expect(await page.isVisible("#upload-box")).toBe(true);
+    expect(urls.some((u) => u.includes(token))).toBe(false);
+    await page.close();
+  }, 60_000);
+});

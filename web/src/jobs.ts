@@ -1,0 +1,413 @@
+/**
+ * The suite jobs page (/jobs) and the card checkout's return page (/jobs/paid): quote, start free
+ * or pay by card, upload with tus (progress, pause, resume), watch the job, download the result.
+ * Problems (413 over the quote, an expired quote, a bad token) are shown in the API's words.
+ */
+import {
+  cardCheckout,
+  jobView as fetchJob,
+  type HeldJob,
+  heldJob,
+  holdJob,
+  type JobView,
+  output,
+  type Quote,
+  type QuoteRequest,
+  quote,
+  startFree,
+} from "./_jobs-api";
+import { type Running, startUpload } from "./_jobs-upload";
+import { $, download, formatBytes, problemText, ready, say } from "./_lib";
+
+const GB_NOTE = "GB = 10^9 bytes";
+const TERMINAL = new Set(["done", "failed", "cancelled"]);
+
+function duration(seconds: number): string {
+  if (seconds < 60) return `${seconds} s`;
+  const d = Math.floor(seconds / 86400);
+  const h = Math.floor((seconds % 86400) / 3600);
+  const m = Math.floor((seconds % 3600) / 60);
+  if (d > 0) return `${d} d ${h} h`;
+  if (h > 0) return `${h} h ${m} min`;
+  return `${m} min${seconds % 60 ? ` ${seconds % 60} s` : ""}`;
+}
+
+function el<K extends keyof HTMLElementTagNameMap>(tag: K, text?: string, cls?: string): HTMLElementTagNameMap[K] {
+  const node = document.createElement(tag);
+  if (text !== undefined) node.textContent = text;
+  if (cls) node.className = cls;
+  return node;
+}
+
+function hide(node: HTMLElement): void {
+  node.hidden = true;
+  node.textContent = "";
+}
+
+// ---------------------------------------------------------------- /jobs/paid
+
+function paidPage(box: HTMLElement): void {
+  const jobId = box.dataset.jobId;
+  const token = $<HTMLInputElement>("#paid-job-token").value;
+  if (jobId && token) holdJob({ job_id: jobId, job_token: token });
+  $<HTMLInputElement>("#paid-job-token").addEventListener("focus", (ev) => (ev.target as HTMLInputElement).select());
+}
+
+// ---------------------------------------------------------------- /jobs
+
+function jobsPage(): void {
+  const form = $<HTMLFormElement>("#quote-form");
+  const quoteFile = $<HTMLInputElement>("#q-file");
+  const bytesInput = $<HTMLInputElement>("#q-bytes");
+  const bytesHuman = $<HTMLOutputElement>("#q-bytes-human");
+  const quoteAlert = $("#quote-alert");
+  const result = $("#quote-result");
+  const cardOn = result.dataset.card === "on";
+  const jobAlert = $("#job-alert");
+  const jobStatus = $("#job-status");
+  const uploadBox = $("#upload-box");
+  const uploadFile = $<HTMLInputElement>("#u-file");
+  const uploadStart = $<HTMLButtonElement>("#u-start");
+  const uploadPause = $<HTMLButtonElement>("#u-pause");
+  const uploadBar = $<HTMLProgressElement>("#u-progress");
+  const uploadText = $("#u-text");
+  const downloadBox = $("#download-box");
+  let chosen: File | null = null;
+  let current: HeldJob | null = null;
+  let running: Running | null = null;
+  let timer: number | undefined;
+  let lastState = "";
+  let lastOp = "";
+
+  const showBytes = () => {
+    const n = Number(bytesInput.value);
+    bytesHuman.textContent = Number.isSafeInteger(n) && n > 0 ? `= ${formatBytes(n)}` : "";
+  };
+  bytesInput.addEventListener("input", showBytes);
+  quoteFile.addEventListener("change", () => {
+    chosen = quoteFile.files?.[0] ?? null;
+    if (chosen) {
+      bytesInput.value = String(chosen.size);
+      showBytes();
+    }
+  });
+
+  const request = (): QuoteRequest => {
+    const data = new FormData(form);
+    const email = String(data.get("email") ?? "").trim();
+    return {
+      product: String(data.get("product")),
+      dataClass: String(data.get("dataClass")),
+      op: String(data.get("op")),
+      level: String(data.get("level")),
+      bytes: Number(bytesInput.value),
+      ...(email ? { email } : {}),
+    };
+  };
+
+  form.addEventListener("submit", async (ev) => {
+    ev.preventDefault();
+    hide(quoteAlert);
+    result.textContent = "";
+    const req = request();
+    if (!Number.isSafeInteger(req.bytes) || req.bytes < 1) {
+      say(quoteAlert, "Enter the size in bytes (a whole number, at least 1), or pick your file.", "error");
+      bytesInput.focus();
+      return;
+    }
+    try {
+      showQuote(await quote(req), req);
+    } catch (err) {
+      say(quoteAlert, problemText(err), "error");
+    }
+  });
+
+  function showQuote(q: Quote, req: QuoteRequest): void {
+    const card = el("div", undefined, "stack");
+    card.id = "quote-view";
+    card.append(el("h3", `Quote ${q.quote_id}`, "mono small"));
+    const total = el("p", q.free ? "Free" : `$${q.amount_usd}`, "price");
+    total.id = "quote-total";
+    if (!q.free) total.append(" ", el("small", `(card: $${(q.amount_cents / 100).toFixed(2)})`));
+    card.append(total);
+    card.append(
+      el(
+        "p",
+        `${formatBytes(q.bytes)} (${q.bytes} bytes; ${GB_NOTE}): ${formatBytes(q.free_bytes)} free, ${formatBytes(q.billable_bytes)} billable. Valid until ${new Date(q.expires_at).toLocaleString()}.`,
+        "small",
+      ),
+    );
+    // the breakdown
+    const wrap = el("div", undefined, "table-wrap");
+    wrap.setAttribute("role", "region");
+    wrap.setAttribute("aria-label", "Price breakdown");
+    wrap.tabIndex = 0;
+    const table = el("table");
+    table.setAttribute("aria-label", `Price breakdown (${GB_NOTE})`);
+    const head = el("tr");
+    for (const h of ["Tier", "Bytes", `Price (${GB_NOTE})`, "Amount"]) {
+      const th = el("th", h);
+      th.scope = "col";
+      head.append(th);
+    }
+    table.append(el("thead"), el("tbody"));
+    table.tHead?.append(head);
+    for (const t of q.tiers) {
+      const row = el("tr");
+      const th = el("th", t.tier);
+      th.scope = "row";
+      row.append(
+        th,
+        el("td", t.tier === "minimum" ? "—" : formatBytes(t.bytes), "num"),
+        el("td", t.usd_per_gb === null ? "—" : `$${t.usd_per_gb} / GB`, "num"),
+        el("td", `$${t.amount_usd}`, "num"),
+      );
+      table.tBodies[0]?.append(row);
+    }
+    wrap.append(table);
+    card.append(wrap);
+    // time by level
+    const dl = el("dl", undefined, "kv");
+    for (const [level, seconds] of Object.entries(q.estimate.by_level)) {
+      dl.append(
+        el("dt", level === q.level ? `${level} (chosen)` : level),
+        el("dd", `about ${duration(seconds)} of codec time`),
+      );
+    }
+    card.append(el("h4", "What each level costs in time"), dl, el("p", q.estimate.level_note, "small muted"));
+    // the next step
+    const actions = el("div", undefined, "card-actions");
+    if (q.free) {
+      const start = el("button", "Start the free job", "btn-primary");
+      start.type = "button";
+      start.id = "start-free";
+      start.addEventListener("click", async () => {
+        start.disabled = true;
+        hide(quoteAlert);
+        try {
+          const job = await startFree(req, q.quote_id);
+          start.textContent = "Started";
+          openJob(job, true);
+          $("#job-panel").scrollIntoView({ block: "start" });
+        } catch (err) {
+          say(quoteAlert, problemText(err), "error");
+          start.disabled = false;
+        }
+      });
+      actions.append(start);
+    } else if (cardOn) {
+      const pay = el("button", `Pay $${(q.amount_cents / 100).toFixed(2)} by card`, "btn-primary");
+      pay.type = "button";
+      pay.id = "pay-card";
+      pay.addEventListener("click", async () => {
+        pay.disabled = true;
+        hide(quoteAlert);
+        try {
+          const session = await cardCheckout(q.quote_id, req.email);
+          location.assign(session.url);
+        } catch (err) {
+          say(quoteAlert, problemText(err), "error");
+          pay.disabled = false;
+        }
+      });
+      actions.append(pay);
+      if (!req.email) actions.append(el("p", "Enter an e-mail address above for the receipt.", "small"));
+    } else {
+      actions.append(
+        el(
+          "p",
+          "Card checkout is not configured here. Agents pay with x402: POST /api/x402-suite with the same request.",
+        ),
+      );
+    }
+    card.append(actions);
+    result.replaceChildren(card);
+    result.focus();
+  }
+
+  // --- the job
+
+  function openJob(job: HeldJob, fresh: boolean): void {
+    current = job;
+    holdJob(job);
+    lastState = "";
+    hide(jobAlert);
+    $("#job-empty").hidden = true;
+    $("#job-facts").hidden = false;
+    $("#job-progress-box").hidden = false;
+    $("#job-forget").hidden = false;
+    $("#job-id").textContent = job.job_id;
+    const tokenBox = $("#job-token-box");
+    const tokenOnce = $<HTMLInputElement>("#job-token-once");
+    if (fresh) {
+      tokenOnce.value = job.job_token;
+      tokenBox.hidden = false;
+    } else {
+      tokenOnce.value = "";
+      tokenBox.hidden = true;
+    }
+    void poll();
+  }
+
+  $("#job-token-done").addEventListener("click", () => {
+    $<HTMLInputElement>("#job-token-once").value = "";
+    $("#job-token-box").hidden = true;
+  });
+  $<HTMLInputElement>("#job-token-once").addEventListener("focus", (ev) => (ev.target as HTMLInputElement).select());
+
+  function render(v: JobView): void {
+    $("#job-state").textContent = v.state.replace("_", " ");
+    $("#job-quoted").textContent = `${formatBytes(v.bytes_quoted)} (${v.bytes_quoted} bytes)`;
+    $("#job-in").textContent = `${formatBytes(v.bytes_in)} (${v.bytes_in} bytes)`;
+    $("#job-out").textContent = `${formatBytes(v.bytes_out)} (${v.bytes_out} bytes)`;
+    $("#job-ratio").textContent = v.ratio === null ? "—" : v.ratio.toFixed(3);
+    $("#job-attempts").textContent = String(v.attempts);
+    $<HTMLProgressElement>("#job-progress").value = v.progress;
+    uploadBox.hidden = !(v.state === "awaiting_input" || v.state === "uploading");
+    downloadBox.hidden = v.state !== "done";
+    if (v.state !== lastState) {
+      lastState = v.state;
+      if (v.state === "done") say(jobStatus, `Done: ${v.bytes_in} bytes in, ${v.bytes_out} bytes out.`, "ok");
+      else if (v.state === "failed")
+        say(jobAlert, `The job failed: ${v.error?.detail ?? ""} (${v.error?.code ?? "failed"})`, "error");
+      else if (v.state === "queued" || v.state === "running")
+        say(jobStatus, `The job is ${v.state}: ${v.segments_done} of ${v.segments_total} segments done.`);
+      else hide(jobStatus);
+    }
+  }
+
+  async function poll(): Promise<void> {
+    window.clearTimeout(timer);
+    const job = current;
+    if (!job) return;
+    try {
+      const v = await jobView(job);
+      if (job !== current) return;
+      render(v);
+      // quick while the job moves or an upload runs; slow while it waits for its input
+      const waiting = v.state === "awaiting_input" && running === null;
+      if (!TERMINAL.has(v.state)) timer = window.setTimeout(() => void poll(), waiting ? 5000 : 1000);
+    } catch (err) {
+      if (job !== current) return;
+      say(jobAlert, problemText(err), "error");
+    }
+  }
+
+  // --- upload
+
+  uploadStart.addEventListener("click", async () => {
+    const job = current;
+    const file = uploadFile.files?.[0] ?? chosen;
+    if (!job) return;
+    hide(jobAlert);
+    if (!file) {
+      say(jobAlert, "Choose the file to upload.", "error");
+      uploadFile.focus();
+      return;
+    }
+    uploadStart.disabled = true;
+    uploadPause.disabled = false;
+    uploadText.textContent = "Asking the server what it already has…";
+    try {
+      running = await startUpload(job, file, {
+        onProgress(sent, total) {
+          uploadBar.value = total > 0 ? (sent / total) * 100 : 0;
+          uploadText.textContent = `${formatBytes(sent)} of ${formatBytes(total)} sent (${Math.floor(uploadBar.value)}%)`;
+        },
+        onSuccess() {
+          running = null;
+          uploadBar.value = 100;
+          uploadText.textContent = `Upload complete: ${formatBytes(file.size)} (${file.size} bytes).`;
+          uploadPause.disabled = true;
+          void poll();
+        },
+        onError(err) {
+          running = null;
+          say(jobAlert, problemText(err), "error");
+          uploadStart.disabled = false;
+          uploadStart.textContent = "Retry the upload";
+          uploadPause.disabled = true;
+        },
+      });
+      uploadStart.dataset.from = String(running.from);
+      if (running.from > 0) {
+        uploadText.textContent = `Resuming at ${formatBytes(running.from)} (${running.from} bytes already on the server).`;
+      }
+      void poll();
+    } catch (err) {
+      say(jobAlert, problemText(err), "error");
+      uploadStart.disabled = false;
+      uploadPause.disabled = true;
+    }
+  });
+
+  uploadPause.addEventListener("click", async () => {
+    const r = running;
+    running = null;
+    uploadPause.disabled = true;
+    await r?.pause();
+    uploadStart.disabled = false;
+    uploadStart.textContent = "Resume the upload";
+    uploadText.textContent = `Paused. Resume continues from what the server has.`;
+  });
+
+  // --- download
+
+  $("#d-start").addEventListener("click", async () => {
+    const job = current;
+    if (!job) return;
+    hide(jobAlert);
+    const button = $<HTMLButtonElement>("#d-start");
+    button.disabled = true;
+    say(jobStatus, "Downloading…");
+    try {
+      const blob = await output(job);
+      download(blob, `${job.job_id}.${lastOp === "decompress" ? "out" : "lphi"}`);
+      say(jobStatus, `Downloaded ${formatBytes(blob.size)} (${blob.size} bytes).`, "ok");
+    } catch (err) {
+      say(jobAlert, problemText(err), "error");
+    } finally {
+      button.disabled = false;
+    }
+  });
+  // --- open, forget
+
+  $<HTMLFormElement>("#open-form").addEventListener("submit", (ev) => {
+    ev.preventDefault();
+    const id = $<HTMLInputElement>("#o-id").value.trim();
+    const token = $<HTMLInputElement>("#o-token");
+    if (!/^job_[A-Za-z0-9_-]{1,64}$/.test(id) || !token.value.trim()) {
+      say(jobAlert, "Enter the job id (job_…) and its token.", "error");
+      return;
+    }
+    openJob({ job_id: id, job_token: token.value.trim() }, false);
+    token.value = "";
+    $("#job-panel").scrollIntoView({ block: "start" });
+  });
+
+  $("#job-forget").addEventListener("click", () => {
+    void running?.pause();
+    running = null;
+    window.clearTimeout(timer);
+    current = null;
+    holdJob(null);
+    location.reload();
+  });
+
+  // the job this tab was working on (after a reload, or back from the card checkout)
+  const held = heldJob();
+  if (held) openJob(held, false);
+  showBytes();
+
+  async function jobView(job: HeldJob): Promise<JobView> {
+    const v = await fetchJob(job);
+    lastOp = v.op;
+    return v;
+  }
+}
+
+ready(() => {
+  const paid = document.querySelector<HTMLElement>("#paid-job");
+  if (paid) paidPage(paid);
+  if (document.querySelector("#quote-form")) jobsPage();
+});
