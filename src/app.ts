@@ -11,7 +11,7 @@ import type { Db } from "./db/database.js";
 import { discoveryRoutes } from "./discovery/routes.js";
 import { engineRoutes } from "./engine/routes.js";
 import { adminGuard } from "./http/admin-auth.js";
-import { clientErrorHandler, frameworkErrors, registerErrorHandling } from "./http/errors.js";
+import { clientErrorHandler, frameworkErrors, registerErrorHandling, sentProblems } from "./http/errors.js";
 import { createLogger, safeError } from "./http/logger.js";
 import { Metrics } from "./http/metrics.js";
 import { registerOpenApi } from "./http/openapi.js";
@@ -29,6 +29,7 @@ import { olympiadDocumentRoutes } from "./olympiad/document-routes.js";
 import { governanceRoutes } from "./olympiad/governance-routes.js";
 import { recordsRoutes } from "./olympiad/records-routes.js";
 import { opsRoutes } from "./ops/routes.js";
+import { registerServiceMetrics } from "./ops/service-metrics.js";
 import { licenseRoutes } from "./orders/license-routes.js";
 import { recoveryRoutes } from "./orders/recovery-routes.js";
 import { orderRoutes } from "./orders/routes.js";
@@ -38,7 +39,12 @@ import { paymentsMatrixRoutes, routeTableLookup } from "./payments/matrix/routes
 import { warnHalfConfiguredRails } from "./payments/readiness.js";
 import { x402Routes } from "./payments/x402/routes.js";
 import { buildServices, type Services } from "./services.js";
+import { homePage } from "./web/pages/home.js";
+import { jobsPages } from "./web/pages/jobs.js";
+import { olympiadPages } from "./web/pages/olympiad.js";
 import { payPages } from "./web/pages/pay.js";
+import { standingsPages } from "./web/pages/standings.js";
+import { webDemoPages } from "./web/pages/web-demo.js";
 import { registerWebAssets } from "./web/static.js";
 
 export interface AppOptions {
@@ -176,6 +182,14 @@ export async function buildApp(options: AppOptions): Promise<App> {
   // Route handlers stop first (server close), then the runner, the reconciler and the object store.
   app.addHook("onClose", async () => built.close());
   const services: AppServices = { ...built, metrics, routes };
+  // OPS begin (settlement, queue and admission metrics: docs/operations.md "Metrics and alerts")
+  const serviceMetrics = registerServiceMetrics(metrics.registry, { db: db.kysely, x402: built.x402 });
+  app.addHook("onResponse", (_request, reply, done) => {
+    const code = sentProblems.get(reply);
+    if (code) serviceMetrics.problem(reply.statusCode, code);
+    done();
+  });
+  // OPS end
   const { orders, card, claims, x402, engine, identities, jobs, quotes, suitePurchase, storage } = built;
   const requireAdmin = adminGuard(config.adminToken);
   app.decorate("services", services);
@@ -192,13 +206,23 @@ export async function buildApp(options: AppOptions): Promise<App> {
   x402Routes(app, { x402, config, requireAdmin });
   adminRoutes(app, { db: db.kysely, orders, claims, card, requireAdmin });
   // W-B begin (human pages: home, pay, checkout results)
+  homePage(app, { catalog, config });
   payPages(app, { catalog, config, card, claims });
   // W-B end
   // W-C begin (codec demo page)
+  webDemoPages(app, { engine, config });
   // W-C end
   // W-D begin (suite jobs page)
+  jobsPages(app, { config, card });
   // W-D end
   // W-E begin (olympiad and standings pages)
+  olympiadPages(app, {
+    documents: built.olympiad,
+    governance: built.governance,
+    catalog,
+    baseUrl: config.baseUrl,
+  });
+  standingsPages(app, { records: built.olympiadRecords, db: db.kysely });
   // W-E end
   paymentsMatrixRoutes(app, { config, catalog, routes });
   discoveryRoutes(app, { config, catalog, routes });

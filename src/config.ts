@@ -1,6 +1,7 @@
 import os from "node:os";
 import path from "node:path";
 import { z } from "zod";
+import { crashSettingError } from "./ops/crash-points.js";
 
 /**
  * The one typed reading of the environment. Every setting the service reads is
@@ -143,6 +144,8 @@ const envSchema = z.object({
   X402_MIN_CONFIRMATIONS: intIn(0, 1000, 1),
   X402_TX_MAX_AGE_SECONDS: intIn(60, 30 * 24 * 3600, 24 * 3600),
   X402_SETTLE_TIMEOUT_SECONDS: intIn(1, 300, 25),
+  // F14: each JSON-RPC call the service makes itself (docs/limits.md "Timeouts")
+  X402_RPC_TIMEOUT_SECONDS: intIn(1, 120, 10),
   X402_SVM_MAX_COMPUTE_UNITS: intIn(1_000, 1_400_000, 40_000),
   X402_SVM_MAX_COMPUTE_UNIT_PRICE: intIn(0, 5_000_000, 500_000),
 
@@ -258,6 +261,8 @@ export interface Config {
     txMaxAgeSeconds: number;
     /** Longest wait for a settlement before answering 202 (outcome unknown, reconciled later). */
     settleTimeoutSeconds: number;
+    /** Longest wait for one JSON-RPC call (Solana, Base) or a hosted facilitator's /supported. */
+    rpcTimeoutSeconds: number;
     /** Solana: largest SetComputeUnitLimit accepted (bounds what our fee payer can be charged). */
     svmMaxComputeUnits: number;
     /** Solana: largest SetComputeUnitPrice accepted, micro-lamports per compute unit. */
@@ -427,6 +432,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError("STRIPE_PAYMENT_METHODS", "must be a comma-separated list of payment method ids");
   }
   const nodeEnv = e.NODE_ENV === "production" || e.NODE_ENV === "test" ? e.NODE_ENV : "development";
+  // F14: fault-test crash points (src/ops/crash-points.ts) are refused in production.
+  const crashError = crashSettingError(env);
+  if (crashError) throw new ConfigError("LABPHI_CRASH_AT", crashError);
   // Service keys: production takes them from the environment only (src/secrets.ts, docs/operations.md).
   if (nodeEnv === "production") {
     for (const name of ["ACCESS_TOKEN_SECRET", "IDENTITY_TOKEN_SECRET", "DATASET_PRINT_SECRET"] as const) {
@@ -490,6 +498,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       minConfirmations: e.X402_MIN_CONFIRMATIONS,
       txMaxAgeSeconds: e.X402_TX_MAX_AGE_SECONDS,
       settleTimeoutSeconds: e.X402_SETTLE_TIMEOUT_SECONDS,
+      rpcTimeoutSeconds: e.X402_RPC_TIMEOUT_SECONDS,
       svmMaxComputeUnits: e.X402_SVM_MAX_COMPUTE_UNITS,
       svmMaxComputeUnitPrice: e.X402_SVM_MAX_COMPUTE_UNIT_PRICE,
     },

@@ -65,9 +65,15 @@ function openSqlite(file: string): Db {
   };
 }
 
+/** How long a request waits for a PostgreSQL connection before answering 503 database_unavailable. */
+export const PG_CONNECT_TIMEOUT_MS = 10_000;
+
 function openPostgres(url: string): Db {
   // int8 (bigint) columns come back as JS numbers only when safe; we keep them as strings otherwise.
-  const pool = new pg.Pool({ connectionString: url, max: 10 });
+  // F14: a bounded wait for a connection, and an idle client's error (the server restarting) only
+  // drops that client: without a listener the pool's 'error' event would end the process.
+  const pool = new pg.Pool({ connectionString: url, max: 10, connectionTimeoutMillis: PG_CONNECT_TIMEOUT_MS });
+  pool.on("error", () => {});
   const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   const safe = new URL(url);
   safe.password = "";

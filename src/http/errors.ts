@@ -36,7 +36,11 @@ const FASTIFY_CODES: Record<string, { status: number; code: string; detail: stri
   FST_ERR_ASYNC_CONSTRAINT: { status: 400, code: "bad_request", detail: "The request could not be routed." },
 };
 
+/** The stable code of the problem each reply carried (read by the metrics' onResponse hook). */
+export const sentProblems = new WeakMap<FastifyReply, string>();
+
 export function sendProblem(reply: FastifyReply, request: FastifyRequest, problem: Problem): FastifyReply {
+  sentProblems.set(reply, problem.code);
   for (const [k, v] of Object.entries(problem.headers)) reply.header(k, v);
   // A browser (a page, a form) gets the problem as an HTML page in the site's layout.
   const html = wantsHtml(request.headers.accept) ? htmlProblem(problem, request.url) : undefined;
@@ -67,9 +71,58 @@ function htmlProblem(problem: Problem, url: string): string | undefined {
   }
 }
 
+// F14 begin: infrastructure faults as problems (docs/reliability.md "Faults")
+/** Socket errors of the PostgreSQL driver and SQLSTATEs of a server that is down, starting or shutting down. */
+const DB_DOWN_CODES = new Set([
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "EPIPE",
+  "ETIMEDOUT",
+  "EHOSTUNREACH",
+  "57P01", // admin_shutdown
+  "57P02", // crash_shutdown
+  "57P03", // cannot_connect_now (starting up, shutting down)
+  "08000",
+  "08001",
+  "08003",
+  "08004",
+  "08006",
+  "53300", // too_many_connections
+]);
+const DB_DOWN_MESSAGE =
+  /^Connection terminated|^Client has encountered a connection error|timeout exceeded when trying to connect/;
+/** A full disk (or a file-size limit) under DATA_DIR, from the file system or from SQLite. */
+const DISK_FULL_CODES = new Set(["ENOSPC", "EFBIG", "EDQUOT", "SQLITE_FULL"]);
+
+/** 503 database_unavailable / 507 insufficient_storage for such errors, else undefined. */
+export function infrastructureProblem(err: unknown): Problem | undefined {
+  if (!(err instanceof Error)) return undefined;
+  const code = (err as { code?: unknown }).code;
+  if (typeof code === "string" && DISK_FULL_CODES.has(code)) {
+    return new Problem(
+      507,
+      "insufficient_storage",
+      "The service's storage is full; nothing was stored for this request and nothing stored earlier is lost. Retry later.",
+    );
+  }
+  if ((typeof code === "string" && DB_DOWN_CODES.has(code)) || DB_DOWN_MESSAGE.test(err.message)) {
+    return new Problem(
+      503,
+      "database_unavailable",
+      "The database is not reachable right now; retry shortly (nothing was changed by this request unless a later retry says so).",
+      { retry_after: 5 },
+      { "Retry-After": "5" },
+    );
+  }
+  return undefined;
+}
+// F14 end
+
 /** Turns any thrown error into an RFC 9457 problem. Unknown errors become a logged 500. */
 export function toProblem(err: FastifyError | Error): Problem {
   if (err instanceof Problem) return err;
+  const infra = infrastructureProblem(err);
+  if (infra) return infra;
   const fe = err as FastifyError;
   if (hasZodFastifySchemaValidationErrors(fe)) {
     const issues = fe.validation.map((v) => ({

@@ -53,6 +53,7 @@ export const TITLES: Record<number, string> = {
   500: "Internal Server Error",
   502: "Bad Gateway",
   503: "Service Unavailable",
+  507: "Insufficient Storage",
   504: "Gateway Timeout",
 };
 

@@ -1,5 +1,5 @@
 import rateLimit from "@fastify/rate-limit";
-import type { FastifyInstance, RouteOptions } from "fastify";
+import type { FastifyInstance, FastifyRequest, RouteOptions } from "fastify";
 import type { Config } from "../config.js";
 import { Problem } from "./problem.js";
 
@@ -94,6 +94,12 @@ class GroupStore {
     cb(null, { current: w.current, ttl: w.start + timeWindow - now });
   }
 
+  /** Gives back one count of the key's current window (an attempt that turned out not to fail). */
+  refund(key: string) {
+    const w = this.windows.get(key);
+    if (w && w.current > 0) w.current -= 1;
+  }
+
   read(key: string, cb: (err: Error | null, res: { current: number; ttl: number }) => void, timeWindow: number) {
     const now = Date.now();
     const w = this.windows.get(key);
@@ -118,6 +124,41 @@ class GroupStore {
   }
 }
 
+/** Failed operator-token attempts (401 on /api/admin/*) allowed per client IP and minute. */
+export const ADMIN_FAILURES_PER_MINUTE = 10;
+
+const isAdminRoute = (request: FastifyRequest) => (request.routeOptions.url ?? "").startsWith("/api/admin/");
+
+/**
+ * Guessing the operator token: every request to an operator route counts as an attempt when it
+ * arrives (so a burst sent at once is bounded too) and is given back when its answer is not 401.
+ * Over the budget, every operator route answers 429 `rate_limited` (group `admin`) to that
+ * address until the window ends, the right token included: a 429 tells nothing about a guess.
+ */
+function limitAdminFailures(app: FastifyInstance) {
+  const failures = new GroupStore();
+  const keyOf = (request: FastifyRequest) => `${request.ip}|admin`;
+  app.addHook("onRequest", async (request) => {
+    if (!isAdminRoute(request)) return;
+    const { current, ttl } = await new Promise<{ current: number; ttl: number }>((resolve) =>
+      failures.incr(keyOf(request), (_err, res) => resolve(res), WINDOW_MS),
+    );
+    if (current <= ADMIN_FAILURES_PER_MINUTE) return;
+    const seconds = Math.max(1, Math.ceil(ttl / 1000));
+    throw new Problem(
+      429,
+      "rate_limited",
+      `Too many failed operator-token attempts from this address: at most ${ADMIN_FAILURES_PER_MINUTE} a minute. Retry after ${seconds} s.`,
+      { group: "admin", limit: ADMIN_FAILURES_PER_MINUTE, window_seconds: WINDOW_MS / 1000, retry_after: seconds },
+      { "Retry-After": String(seconds) },
+    );
+  });
+  app.addHook("onResponse", async (request, reply) => {
+    if (!isAdminRoute(request)) return;
+    if (reply.statusCode !== 401 && reply.statusCode !== 429) failures.refund(keyOf(request));
+  });
+}
+
 /**
  * Registers the limits (nothing at all when RATE_LIMIT_ENABLED is off). Must run before any
  * route is registered: the table is applied by an `onRoute` hook.
@@ -126,6 +167,7 @@ export async function registerRateLimits(app: FastifyInstance, config: Config): 
   if (!config.rateLimit.enabled) return;
   const perMinute = config.rateLimit.perMinute;
   const store = new GroupStore();
+  limitAdminFailures(app);
 
   // First: attach `config.rateLimit` by path; the plugin's own onRoute hook, added next, reads it.
   app.addHook("onRoute", (route: RouteOptions) => {

@@ -8,6 +8,7 @@ import type { FastifyReply, FastifyRequest } from "fastify";
 import type { Kysely } from "kysely";
 import { z } from "zod";
 import type { Database } from "../db/schema.js";
+import { infrastructureProblem } from "../http/errors.js";
 import { safeError } from "../http/logger.js";
 import { PROBLEM_CONTENT_TYPE, Problem, problemSchema } from "../http/problem.js";
 import { idText } from "../http/text.js";
@@ -191,7 +192,10 @@ export function jobRoutes(
         if (raw) problemBodies.add(raw);
         const instance = new URL(req.url).pathname;
         let problem: Problem;
+        // F14: a full disk (ENOSPC, EFBIG) or a database that is down, as their problems (507, 503)
+        const infra = infrastructureProblem(err);
         if (err instanceof Problem) problem = err;
+        else if (infra) problem = infra;
         else if (!(err instanceof Error) && typeof err.status_code === "number" && err.status_code < 500) {
           const code = TUS_CODES[err.status_code] ?? "tus_bad_request";
           problem = new Problem(err.status_code, code, String(err.body ?? "").trim() || code);

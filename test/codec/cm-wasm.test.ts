@@ -21,6 +21,7 @@ import { MODEL_LIMIT } from "../../src/codec/entropy/cm-tables.js";
 import { cmDecodeWasm, cmEncodeWasm } from "../../src/codec/entropy/cm-wasm.js";
 import { ByteWriter } from "../../src/codec/format/varint.js";
 import { CodecError } from "../../src/codec/index.js";
+import { fuzzRuns } from "../support/fuzz.js";
 import { rng, utf8 } from "./helpers.js";
 
 const hex = (a: Uint8Array): string => Buffer.from(a).toString("hex");
@@ -53,7 +54,7 @@ describe("context-mixing model: WebAssembly build = TypeScript reference", () =>
         expect(hex(cmDecodeWasm(w!, input.length, null, null, MODEL_LIMIT[model])!)).toBe(hex(input));
         expect(hex(cmDecodeJs(w!, input.length, null, null, model))).toBe(hex(input));
       }),
-      { numRuns: 80 },
+      { numRuns: fuzzRuns(80) },
     );
   });
 

@@ -4,13 +4,14 @@ import { cmEncode } from "../../src/codec/entropy/cm.js";
 import { writeFramed } from "../../src/codec/format/container.js";
 import { ByteWriter } from "../../src/codec/format/varint.js";
 import { CodecError, type CompressOptions, compress, decompress } from "../../src/codec/index.js";
+import { fuzzRuns } from "../support/fuzz.js";
 import { f64, i32, rng, utf8 } from "./helpers.js";
 
 /**
  * 10^5 mutated containers: every one must decode to the original bytes or fail with a
  * CodecError — never another exception, a hang or (framed) wrong bytes.
  */
-const ITERATIONS = 100_000;
+const ITERATIONS = fuzzRuns(100_000);
 
 describe("fuzz: mutated containers", () => {
   it(`${ITERATIONS} mutations decode or fail cleanly`, { timeout: 180_000 }, async () => {

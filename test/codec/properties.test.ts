@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { type ChamberName, compress, decompress } from "../../src/codec/index.js";
+import { fuzzRuns } from "../support/fuzz.js";
 import { f64, i32, utf8 } from "./helpers.js";
 
 const same = (a: Uint8Array, b: Uint8Array): boolean => Buffer.compare(Buffer.from(a), Buffer.from(b)) === 0;
@@ -31,7 +32,7 @@ describe("lossless on every input (property tests)", () => {
       fc.asyncProperty(fc.uint8Array({ maxLength: 3000 }), fc.constantFrom("fast", "balanced"), async (b, level) => {
         await roundTrip(b, { level: level as "fast" });
       }),
-      { numRuns: 120 },
+      { numRuns: fuzzRuns(120) },
     );
   });
 
@@ -49,7 +50,7 @@ describe("lossless on every input (property tests)", () => {
       fc.asyncProperty(adversarial, async (b) => {
         await roundTrip(b, { level: "max" });
       }),
-      { numRuns: 40 },
+      { numRuns: fuzzRuns(40) },
     );
   });
 
@@ -67,7 +68,7 @@ describe("lossless on every input (property tests)", () => {
       fc.asyncProperty(structuredInts, fc.constantFrom(...chambers), fc.boolean(), async (vals, chamber, bare) => {
         await roundTrip(i32(vals), { level: "balanced", ...(chamber ? { chamber } : {}), bare });
       }),
-      { numRuns: 200 },
+      { numRuns: fuzzRuns(200) },
     );
   });
 
@@ -82,7 +83,7 @@ describe("lossless on every input (property tests)", () => {
         await roundTrip(f64(vals), { chamber: "float", level: level as "fast" });
         await roundTrip(f64(vals), { level: level as "fast" });
       }),
-      { numRuns: 100 },
+      { numRuns: fuzzRuns(100) },
     );
   });
 
@@ -101,7 +102,7 @@ describe("lossless on every input (property tests)", () => {
         }
         await roundTrip(b, { level: "balanced" });
       }),
-      { numRuns: 120 },
+      { numRuns: fuzzRuns(120) },
     );
   });
 
@@ -110,7 +111,7 @@ describe("lossless on every input (property tests)", () => {
       fc.asyncProperty(fc.string({ unit: "grapheme", maxLength: 400 }), async (s) => {
         await roundTrip(utf8(s), { chamber: "text" });
       }),
-      { numRuns: 60 },
+      { numRuns: fuzzRuns(60) },
     );
   });
 });

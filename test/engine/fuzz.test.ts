@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { compress } from "../../src/codec/index.js";
 import { generate } from "../../src/engine/generators.js";
 import { type TestApp, testApp } from "../support/app.js";
+import { fuzzRuns } from "../support/fuzz.js";
 
 /**
  * Property: mutated, truncated and extended containers sent to the decompress routes get a 2xx
@@ -61,7 +62,7 @@ describe("decompress endpoints under hostile containers", () => {
           expect(r.json().code).toMatch(/^(codec_|bad_base64|body_required)/);
         }
       }),
-      { numRuns: 400 },
+      { numRuns: fuzzRuns(400) },
     );
   }, 120_000);
 });

@@ -5,6 +5,7 @@ import { jobStore } from "../../src/jobs/store.js";
 import { periodOf, suiteUsageId } from "../../src/jobs/usage.js";
 import { type TestApp, testApp } from "../support/app.js";
 import { ENGINES } from "../support/databases.js";
+import { fuzzRuns } from "../support/fuzz.js";
 import { problemOf } from "../support/problem.js";
 
 const GB = 1_000_000_000;
@@ -395,7 +396,7 @@ describe("POST /api/ppp-quote under generated input", () => {
         expect(r.statusCode, r.body).toBeLessThan(500);
         if (r.statusCode >= 400) expect(r.headers["content-type"]).toMatch(/^application\/problem\+json/);
       }),
-      { numRuns: 150 },
+      { numRuns: fuzzRuns(150) },
     );
     const doc = await t.app.inject({ method: "GET", url: "/openapi.yaml" });
     expect(doc.statusCode).toBe(200);

@@ -41,8 +41,12 @@ function keepExitCode(): void {
   hook.unhookEvent("exit");
 }
 
+/** Projects (vitest.config.ts) whose files never open PostgreSQL: running only them starts none. */
+const WITHOUT_POSTGRES = new Set(["unit"]);
+
 export default async function setup(project: TestProject) {
   keepExitCode();
+  if (project.vitest.projects.every((p) => WITHOUT_POSTGRES.has(p.name))) return;
   if (process.env.TEST_DATABASE_URL) {
     project.provide("pgAdminUrl", process.env.TEST_DATABASE_URL);
     return;

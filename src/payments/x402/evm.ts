@@ -6,6 +6,7 @@ import {
   getAddress,
   http,
   isAddressEqual,
+  type NonceManager,
   nonceManager,
   type PublicClient,
   parseAbi,
@@ -65,8 +66,14 @@ export function evmPublicClient(chainId: number, rpcUrl: string, timeoutMs: numb
   }) as PublicClient;
 }
 
-export function evmWalletClient(chainId: number, rpcUrl: string, key: `0x${string}`, timeoutMs: number) {
-  const account = privateKeyToAccount(key, { nonceManager });
+export function evmWalletClient(
+  chainId: number,
+  rpcUrl: string,
+  key: `0x${string}`,
+  timeoutMs: number,
+  nonces: NonceManager = nonceManager,
+) {
+  const account = privateKeyToAccount(key, { nonceManager: nonces });
   return createWalletClient({
     account,
     chain: evmChain(chainId, rpcUrl),

@@ -9,6 +9,7 @@ import type { Database } from "../../db/schema.js";
 import { logRef, safeError } from "../../http/logger.js";
 import { badRequest, conflict, Problem, unavailable } from "../../http/problem.js";
 import type { JobService } from "../../jobs/service.js";
+import { crashPoint } from "../../ops/crash-points.js";
 import { type PricedItem, productItem, quoteItem } from "../../orders/priced-item.js";
 import type { OrderService, PaymentRefInput } from "../../orders/service.js";
 import {
@@ -61,8 +62,22 @@ export interface X402TestHooks {
   afterSettle?: (proofKey: string) => Promise<void>;
 }
 
+/** One settlement attempt as observed by metrics (src/ops/service-metrics.ts). */
+export interface SettlementEvent {
+  rail: string;
+  kind: string;
+  /** the settler's answer: success, failed, pending (outcome unknown) or unavailable */
+  outcome: SettleOutcome["status"];
+  /** the failure reason (failed), or the outcome for pending/unavailable */
+  reason: string | undefined;
+  seconds: number;
+  source: "live" | "reconcile" | "retry";
+}
+
 export class X402Service {
   readonly settlement: Settlement;
+  /** Called after every settlement attempt (metrics); must not throw. */
+  readonly settlementObservers = new Set<(event: SettlementEvent) => void>();
   readonly answers: X402Answers;
   private readonly env: KindEnv;
   readonly hooks: X402TestHooks = {};
@@ -387,7 +402,18 @@ export class X402Service {
       };
     }
     await proofStore.bumpAttempts(this.db, row.proof_key);
+    crashPoint("before_settle");
+    const started = performance.now();
     const outcome = await this.runSettlement(row);
+    const event: SettlementEvent = {
+      rail: row.rail,
+      kind: row.kind,
+      outcome: outcome.status,
+      reason: outcome.status === "failed" ? outcome.reason : outcome.status === "success" ? undefined : outcome.status,
+      seconds: (performance.now() - started) / 1000,
+      source,
+    };
+    for (const observe of this.settlementObservers) observe(event);
     return this.applyOutcome(row, item, outcome, source);
   }
 
@@ -420,7 +446,9 @@ export class X402Service {
     switch (o.status) {
       case "success": {
         if (this.hooks.afterSettle) await this.hooks.afterSettle(row.proof_key);
+        crashPoint("after_settle");
         const purchase = await this.finalize(row, o.transaction, o.payer, o.response);
+        crashPoint("after_grant");
         return { kind: "granted", purchase };
       }
       case "failed":

@@ -16,6 +16,7 @@ import { ExactSvmScheme as SvmFacilitatorScheme } from "@x402/svm/exact/facilita
 import type { PublicClient } from "viem";
 import type { Config } from "../../config.js";
 import { evmPublicClient, evmWalletClient } from "./evm.js";
+import { withNonceRetry } from "./evm-nonce.js";
 import { SOLANA_MAINNET_CAIP2 } from "./rails.js";
 
 /**
@@ -43,7 +44,8 @@ const RETRY_SUPPORTED_MS = 10_000;
 
 export class Settlement {
   readonly settleTimeoutMs: number;
-  readonly rpcTimeoutMs = 10_000;
+  /** X402_RPC_TIMEOUT_SECONDS: one JSON-RPC call (or a hosted facilitator's /supported). */
+  readonly rpcTimeoutMs: number;
   readonly baseCaip2: `${string}:${string}`;
   evmClient: PublicClient | undefined;
   svmFeePayer: KeyPairSigner | undefined;
@@ -59,6 +61,7 @@ export class Settlement {
 
   constructor(private readonly config: Config) {
     this.settleTimeoutMs = config.x402.settleTimeoutSeconds * 1000;
+    this.rpcTimeoutMs = config.x402.rpcTimeoutSeconds * 1000;
     this.baseCaip2 = `eip155:${config.x402.baseChainId}`;
   }
 
@@ -90,15 +93,24 @@ export class Settlement {
         x.evmFacilitatorKey as `0x${string}`,
         this.rpcTimeoutMs,
       );
+      const resetNonce = () =>
+        wallet.account.nonceManager?.reset({ address: wallet.account.address, chainId: x.baseChainId });
       const signer = toFacilitatorEvmSigner(
         {
           address: wallet.account.address,
           readContract: (a) => publicClient.readContract(a as never),
           verifyTypedData: (a) => publicClient.verifyTypedData(a as never),
+          // another service process may have taken the gas key's next nonce (src/payments/x402/evm-nonce.ts)
           writeContract: (a) =>
-            wallet.writeContract({ ...(a as object), chain: wallet.chain, account: wallet.account } as never),
+            withNonceRetry(
+              () => wallet.writeContract({ ...(a as object), chain: wallet.chain, account: wallet.account } as never),
+              resetNonce,
+            ),
           sendTransaction: (a) =>
-            wallet.sendTransaction({ ...a, chain: wallet.chain, account: wallet.account } as never),
+            withNonceRetry(
+              () => wallet.sendTransaction({ ...a, chain: wallet.chain, account: wallet.account } as never),
+              resetNonce,
+            ),
           waitForTransactionReceipt: (a) => publicClient.waitForTransactionReceipt(a as never),
           getCode: (a) => publicClient.getCode(a),
         },
@@ -215,6 +227,15 @@ export class Settlement {
     try {
       const v = await withTimeout(f.verify(payload, requirements), this.settleTimeoutMs, "facilitator verify");
       if (!v.isValid) {
+        // F14: the SVM scheme reports any error of its simulateTransaction RPC call as a failed
+        // simulation; only "Simulation failed: …" is the ledger's verdict, anything else (HTTP 500,
+        // an unparsable answer) means the RPC could not be read: unavailable (503), not a refusal.
+        if (
+          v.invalidReason === "invalid_exact_svm_transaction_simulation_failed" &&
+          !/^Simulation failed/.test(v.invalidMessage ?? "")
+        ) {
+          return { status: "unavailable", detail: `verification unavailable: ${v.invalidMessage ?? "RPC error"}` };
+        }
         return {
           status: "failed",
           reason: v.invalidReason ?? "invalid_payload",

@@ -8,6 +8,7 @@ import { PAID_OPERATIONS, x402Discovery } from "../../../src/payments/x402/disco
 import { parsePaymentHeader } from "../../../src/payments/x402/proof.js";
 import { centsToAtomic } from "../../../src/payments/x402/rails.js";
 import { type TestApp, testApp } from "../../support/app.js";
+import { fuzzRuns } from "../../support/fuzz.js";
 import { BASE_SETTLEMENT, UNREACHABLE_RPC } from "../../support/rails.js";
 import { b64json, evmKey, paymentRequired, solanaKey } from "./helpers.js";
 
@@ -211,7 +212,7 @@ describe("x402 challenge (no chain needed)", () => {
           expect((err as Problem).status).toBe(400);
         }
       }),
-      { numRuns: 2000 },
+      { numRuns: fuzzRuns(2000) },
     );
   });
 

@@ -87,6 +87,7 @@ export const svm: ProofKindHandler<SvmProof> = {
       payload.payload.transaction,
       row.expected_tx,
       env.settlement.settleTimeoutMs,
+      env.settlement.rpcTimeoutMs,
     ).catch((err: unknown) => ({
       status: "pending" as const,
       signature: row.expected_tx ?? "",
@@ -109,9 +110,9 @@ export const svm: ProofKindHandler<SvmProof> = {
     const url = env.config.x402.solanaRpcUrl;
     const sig = row.expected_tx;
     if (!url || !sig) return undefined;
-    const st = await signatureStatus(url, sig, 10_000);
+    const st = await signatureStatus(url, sig, env.settlement.rpcTimeoutMs);
     if (!st) return undefined;
-    const c = await confirmSignature(url, sig, 1_000);
+    const c = await confirmSignature(url, sig, 1_000, env.settlement.rpcTimeoutMs);
     if (c.status === "success") return landed(row, sig, row.payer ?? "");
     if (c.status === "failed") return { status: "failed", reason: c.reason, detail: c.detail, transaction: sig };
     return { status: "pending", transaction: sig, detail: c.detail };
