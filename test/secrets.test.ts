@@ -8,7 +8,7 @@ import { ConfigError, loadConfig, testConfig } from "../src/config.js";
 import type { Db } from "../src/db/database.js";
 import { OrderService } from "../src/orders/service.js";
 import { SECRETS_FILE, serviceKeys } from "../src/secrets.js";
-import { testApp } from "./support/app.js";
+import { appOn, testApp } from "./support/app.js";
 import { dataDirOf, ENGINES, freshDatabase } from "./support/databases.js";
 
 const mode = (file: string) => fs.statSync(file).mode & 0o777;
@@ -135,11 +135,7 @@ describe.each(ENGINES)("service keys (%s)", (engine) => {
       const before = new OrderService(t.db.kysely, new Catalog(), "http://lab.test", legacy.access);
       const { accessUrl } = await before.grant({ proofKey: "test:legacy", sku: "gao", rail: "test", amountCents: 100 });
 
-      const { buildApp } = await import("../src/app.js");
-      const app = await buildApp({
-        config: testConfig({ BASE_URL: "http://lab.test", DATA_DIR: t.dataDir }),
-        db: t.db,
-      });
+      const app = await appOn(t.db, { DATA_DIR: t.dataDir });
       try {
         const opened = await app.inject({ method: "GET", url: new URL(accessUrl).pathname });
         expect(opened.statusCode).toBe(200);

@@ -56,7 +56,9 @@ describe("self-asserted agent ids", () => {
     expect(html.body).toContain("<dt>Agent (self-asserted)</dt>");
     expect(html.body).toContain("claude-helper-7");
     const plain = await t.app.inject({ method: "GET", url: path(without.url), headers: { accept: "text/html" } });
-    expect(plain.body).not.toContain("Agent");
+    // no agent row at all (the page's general text mentions agents, the order row must not exist)
+    expect(plain.body).not.toContain("self-asserted");
+    expect(plain.body).not.toContain('id="agent-id"');
   });
 
   it("CLI: the list column and the order view say agent (self-asserted)", async () => {

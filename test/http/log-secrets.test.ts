@@ -6,12 +6,12 @@ import { ExactEvmScheme } from "@x402/evm/exact/client";
 import type { Hex } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildApp } from "../../src/app.js";
 import { testConfig } from "../../src/config.js";
 import type { Db } from "../../src/db/database.js";
 import { createLogger, logRef, safePath } from "../../src/http/logger.js";
 import type { App } from "../../src/http/types.js";
 import { evmKey, paymentRequired } from "../payments/x402/helpers.js";
+import { appOn } from "../support/app.js";
 import { type EvmChain, startAnvil } from "../support/chains/evm.js";
 import { freshDatabase } from "../support/databases.js";
 
@@ -72,20 +72,18 @@ beforeAll(async () => {
   gasKey = (await chain.newBuyer(0n)).key;
   const fresh = await freshDatabase("sqlite");
   db = fresh.db;
-  app = await buildApp({
-    config: testConfig({
-      BASE_URL: "http://lab.test",
-      DATA_DIR: fresh.dataDir,
+  app = await appOn(
+    db,
+    {
       LOG_LEVEL: "debug",
       ADMIN_TOKEN: ADMIN,
       CONTACT_EMAIL: "ops@lab.test",
       PAY_TO_BASE: seller,
       BASE_RPC_URL: chain.rpcUrl,
       X402_EVM_FACILITATOR_KEY: gasKey,
-    }),
-    db,
-    logStream: { write: (line: string) => void lines.push(line) },
-  });
+    },
+    { logStream: { write: (line: string) => void lines.push(line) } },
+  );
 });
 
 afterAll(async () => {

@@ -1,10 +1,9 @@
 import type { PaymentPayload, PaymentRequired } from "@x402/core/types";
 import type { Hex } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildApp } from "../../src/app.js";
-import { testConfig } from "../../src/config.js";
 import type { App } from "../../src/http/types.js";
 import { countRows, evmKey, paymentId } from "../payments/x402/helpers.js";
+import { appOn } from "../support/app.js";
 import { type EvmChain, startAnvil } from "../support/chains/evm.js";
 import { freshDatabase } from "../support/databases.js";
 import { httpClient, type McpClient, payEvm, problemCode, TOOLS, type ToolResult } from "./helpers.js";
@@ -26,16 +25,12 @@ beforeAll(async () => {
   const gasKey = (await chain.newBuyer(0n)).key;
   const { db, dataDir } = await freshDatabase("sqlite");
   closeDb = () => db.close();
-  app = await buildApp({
-    config: testConfig({
-      BASE_URL: "http://lab.test",
-      DATA_DIR: dataDir,
-      PAY_TO_BASE: seller,
-      BASE_RPC_URL: chain.rpcUrl,
-      X402_EVM_FACILITATOR_KEY: gasKey,
-      CONTACT_EMAIL: "ops@lab.test",
-    }),
-    db,
+  app = await appOn(db, {
+    DATA_DIR: dataDir,
+    PAY_TO_BASE: seller,
+    BASE_RPC_URL: chain.rpcUrl,
+    X402_EVM_FACILITATOR_KEY: gasKey,
+    CONTACT_EMAIL: "ops@lab.test",
   });
   await app.listen({ port: 0, host: "127.0.0.1" });
   const address = app.server.address();

@@ -3,11 +3,10 @@ import { x402Client } from "@x402/core/client";
 import type { PaymentRequired } from "@x402/core/types";
 import { ExactSvmScheme } from "@x402/svm/exact/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildApp } from "../../src/app.js";
-import { testConfig } from "../../src/config.js";
 import type { App } from "../../src/http/types.js";
 import { paymentIdentifierClientExtension } from "../../src/payments/x402/buyer.js";
 import { countRows, paymentId, solanaKey } from "../payments/x402/helpers.js";
+import { appOn } from "../support/app.js";
 import { type SvmChain, startLiteSvm } from "../support/chains/svm.js";
 import { freshDatabase } from "../support/databases.js";
 import { httpClient, type McpClient, problemCode } from "./helpers.js";
@@ -30,15 +29,11 @@ beforeAll(async () => {
   await chain.setUsdc(seller.address, 0n); // the seller's USDC account must exist beforehand
   const { db, dataDir } = await freshDatabase("sqlite");
   closeDb = () => db.close();
-  app = await buildApp({
-    config: testConfig({
-      BASE_URL: "http://lab.test",
-      DATA_DIR: dataDir,
-      PAY_TO_SOLANA: seller.address,
-      SOLANA_RPC_URL: chain.rpcUrl,
-      X402_SVM_FEE_PAYER_KEY: feePayer.secret,
-    }),
-    db,
+  app = await appOn(db, {
+    DATA_DIR: dataDir,
+    PAY_TO_SOLANA: seller.address,
+    SOLANA_RPC_URL: chain.rpcUrl,
+    X402_SVM_FEE_PAYER_KEY: feePayer.secret,
   });
   await app.listen({ port: 0, host: "127.0.0.1" });
   const address = app.server.address();

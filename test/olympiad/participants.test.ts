@@ -1,11 +1,9 @@
 import { createHash } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildApp } from "../../src/app.js";
-import { testConfig } from "../../src/config.js";
 import type { Db } from "../../src/db/database.js";
 import type { App } from "../../src/http/types.js";
 import { bearerToken } from "../../src/olympiad/participants.js";
-import { appOn } from "../payments/x402/helpers.js";
+import { appOn } from "../support/app.js";
 import { ENGINES, freshDatabase } from "../support/databases.js";
 
 /** POST /api/olympiad { action: "register" } and the participant token; the union's validation; restarts. */
@@ -186,11 +184,11 @@ describe("olympiad participant tokens and logs", () => {
   it("at LOG_LEVEL=debug no log line carries a participant token or a join code", async () => {
     const fresh = await freshDatabase("sqlite");
     const lines: string[] = [];
-    const app = await buildApp({
-      config: testConfig({ BASE_URL: "http://lab.test", DATA_DIR: fresh.dataDir, LOG_LEVEL: "debug" }),
-      db: fresh.db,
-      logStream: { write: (line: string) => void lines.push(line) },
-    });
+    const app = await appOn(
+      fresh.db,
+      { LOG_LEVEL: "debug" },
+      { logStream: { write: (line: string) => void lines.push(line) } },
+    );
     try {
       const reg = await app.inject({
         method: "POST",

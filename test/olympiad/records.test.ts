@@ -1,13 +1,11 @@
 import type { Kysely } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildApp } from "../../src/app.js";
-import { testConfig } from "../../src/config.js";
 import { openDatabase } from "../../src/db/database.js";
 import { verifyChain } from "../../src/db/hash-chain.js";
 import type { Database } from "../../src/db/schema.js";
 import { EVENTS, pointsFor } from "../../src/olympiad/events.js";
 import { verifyStandingsDocument } from "../../src/olympiad/verify.js";
-import { type TestApp, testApp } from "../support/app.js";
+import { appOn, type TestApp, testApp } from "../support/app.js";
 import { ENGINES, freshDatabase } from "../support/databases.js";
 import { seedParticipants } from "../support/olympiad.js";
 
@@ -382,8 +380,7 @@ describe.each(ENGINES)("records survive a restart (%s)", (engine) => {
     const fresh = await freshDatabase(engine);
     const open = async () => {
       const db = openDatabase({ dataDir: fresh.dataDir, databaseUrl: fresh.databaseUrl });
-      const config = testConfig({ BASE_URL: "http://lab.test", DATA_DIR: fresh.dataDir, ...ENV });
-      const app = await buildApp({ config, db });
+      const app = await appOn(db, { DATA_DIR: fresh.dataDir, ...ENV });
       app.services.olympiadRecords.now = () => NOW;
       return {
         app,

@@ -3,14 +3,12 @@ import os from "node:os";
 import path from "node:path";
 import { PassThrough } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildApp } from "../../src/app.js";
 import { runCli } from "../../src/cli/main.js";
-import { testConfig } from "../../src/config.js";
 import { openDatabase } from "../../src/db/database.js";
 import { migrateToLatest } from "../../src/db/migrate.js";
 import SQLite from "../../src/db/sqlite-driver.js";
 import { backupSqlite, restoreSqlite } from "../../src/ops/backup.js";
-import { type TestApp, testApp } from "../support/app.js";
+import { appOn, type TestApp, testApp } from "../support/app.js";
 import { dataDirOf } from "../support/databases.js";
 
 /** Runs `labphi <args>` in-process with the given environment; returns exit code and output. */
@@ -104,7 +102,7 @@ describe("labphi backup / restore (SQLite)", () => {
 
     const db = openDatabase({ dataDir: fresh });
     await migrateToLatest(db);
-    const app = await buildApp({ config: testConfig({ BASE_URL: "http://lab.test", DATA_DIR: fresh }), db });
+    const app = await appOn(db, { DATA_DIR: fresh });
     try {
       const s = app.services;
       for (const id of ids.orders) {

@@ -1,6 +1,5 @@
 import { Writable } from "node:stream";
 import { describe, expect, it } from "vitest";
-import { buildApp } from "../../src/app.js";
 import { testConfig } from "../../src/config.js";
 import { cardRailsConfigured, cardReadiness } from "../../src/payments/card/rails.js";
 import { manualRails } from "../../src/payments/manual/rails.js";
@@ -16,6 +15,7 @@ import {
 } from "../../src/payments/readiness.js";
 import { x402Rails } from "../../src/payments/x402/rails.js";
 import { configuredRails } from "../../src/payments/x402/requirements.js";
+import { appOn } from "../support/app.js";
 import { freshDatabase } from "../support/databases.js";
 import { BASE_SETTLEMENT, MANUAL_SETTLEMENT, SOLANA_SETTLEMENT } from "../support/rails.js";
 
@@ -283,17 +283,17 @@ describe("start-up warnings", () => {
         done();
       },
     });
-    const app = await buildApp({
-      config: testConfig({
+    const app = await appOn(
+      db,
+      {
         LOG_LEVEL: "warn",
         DATA_DIR: dataDir,
         PAY_TO_BASE,
         BASE_RPC_URL: "http://127.0.0.1:9",
         STRIPE_SECRET_KEY: "sk_test_x",
-      }),
-      db,
-      logStream: stream,
-    });
+      },
+      { logStream: stream },
+    );
     try {
       const warned = out
         .map((l) => JSON.parse(l) as { level: number; rail?: string; missing?: string[]; msg: string })

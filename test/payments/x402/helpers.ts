@@ -8,12 +8,10 @@ import {
 import { decodePaymentRequiredHeader, decodePaymentResponseHeader } from "@x402/core/http";
 import type { PaymentRequired, SettleResponse } from "@x402/core/types";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
-import { buildApp } from "../../../src/app.js";
-import { testConfig } from "../../../src/config.js";
 import type { Db } from "../../../src/db/database.js";
 import type { App } from "../../../src/http/types.js";
 import { txHashProofMessage } from "../../../src/payments/x402/tx-hash-proof.js";
-import { dataDirOf } from "../../support/databases.js";
+import { appOn as appOnDatabase } from "../../support/app.js";
 
 /** A Solana key pair plus its base58 64-byte secret (the X402_SVM_FEE_PAYER_KEY format). */
 export async function solanaKey(): Promise<{ signer: KeyPairSigner; secret: string }> {
@@ -44,18 +42,9 @@ export function paymentResponse(headers: Record<string, unknown>): SettleRespons
 export const b64json = (v: unknown) => Buffer.from(JSON.stringify(v)).toString("base64");
 
 /** Builds the whole app on an existing database (to simulate a restart on the same data). */
+/** The shared app fixture (test/support/app.ts) with the admin token these tests use. */
 export async function appOn(db: Db, env: Record<string, string>): Promise<App> {
-  // The database's own temporary DATA_DIR: its secrets.json (the service keys) survives the restart.
-  const dataDir = dataDirOf(db);
-  return buildApp({
-    config: testConfig({
-      BASE_URL: "http://lab.test",
-      ADMIN_TOKEN: "admin-token-0123456789",
-      ...(dataDir ? { DATA_DIR: dataDir } : {}),
-      ...env,
-    }),
-    db,
-  });
+  return appOnDatabase(db, { ADMIN_TOKEN: "admin-token-0123456789", ...env });
 }
 
 export async function countRows(app: App, table: "orders" | "payment_proofs"): Promise<number> {
