@@ -1,9 +1,9 @@
 import fs from "node:fs";
 import { createRequire } from "node:module";
-import net from "node:net";
 import path from "node:path";
 import sparticuz from "@sparticuz/chromium";
 import { type Browser, chromium, type Page } from "playwright-core";
+import { freePort } from "../../src/sandbox/ledgers/evm.js";
 import type { Engine } from "./databases.js";
 import { type CardHarness, cardHarness } from "./stripe/harness.js";
 
@@ -32,15 +32,8 @@ export async function launchBrowser(): Promise<Browser> {
   });
 }
 
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.listen(0, "127.0.0.1", () => {
-      const addr = srv.address();
-      srv.close(() => (typeof addr === "object" && addr ? resolve(addr.port) : reject(new Error("no port"))));
-    });
-  });
-}
+/** A free loopback port (the one helper of the tests and the sandbox). */
+export { freePort };
 
 /** The whole app (with the Stripe stand-in) listening on a loopback port, BASE_URL set to it. */
 export interface SiteHarness extends CardHarness {

@@ -1,36 +1,18 @@
-import net from "node:net";
-import chromium from "@sparticuz/chromium";
-import { type Browser, chromium as playwright } from "playwright-core";
+import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type CardHarness, cardHarness } from "../support/stripe/harness.js";
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.listen(0, "127.0.0.1", () => {
-      const addr = srv.address();
-      srv.close(() => (typeof addr === "object" && addr ? resolve(addr.port) : reject(new Error("no port"))));
-    });
-  });
-}
+import { launchBrowser, type SiteHarness, startSite } from "../support/browser.js";
 
 describe("buying in a real browser: /pay → hosted checkout (stand-in) → success page", () => {
-  let h: CardHarness;
+  let h: SiteHarness;
   let browser: Browser;
   let base: string;
   beforeAll(async () => {
-    const port = await freePort();
-    base = `http://127.0.0.1:${port}`;
-    h = await cardHarness("sqlite", {
-      BASE_URL: base,
+    h = await startSite({
       PAY_TO_SOLANA: "9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin",
       CONTACT_EMAIL: "ops@lab.test", // manual rails need a contact address (and ADMIN_TOKEN, set by the harness)
     });
-    await h.app.listen({ port, host: "127.0.0.1" });
-    browser = await playwright.launch({
-      executablePath: await chromium.executablePath(),
-      args: [...chromium.args, "--no-sandbox", "--headless=new"],
-    });
+    base = h.base;
+    browser = await launchBrowser();
   }, 120_000);
   afterAll(async () => {
     await browser?.close();
