@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import * as workerThreads from "node:worker_threads";
 import { keepJobsInThread } from "../codec/entropy/cm-pool.js";
 import { CodecError, compress, decompress, decompressStream, type Level } from "../codec/index.js";
 
@@ -99,11 +100,16 @@ export async function run(task: UnitTask): Promise<UnitReply> {
   }
 }
 
+/** worker_threads.isMarkedAsUntransferable (Node 21+); on Node 20 nothing is marked. */
+const untransferable = (workerThreads as { isMarkedAsUntransferable?: (o: unknown) => boolean })
+  .isMarkedAsUntransferable;
+
 /** The buffers a reply hands over instead of copying: the outputs and the input's buffer. */
 export function transferList(reply: UnitReply): ArrayBuffer[] {
   const list = new Set<ArrayBuffer>();
   if ("out" in reply) for (const p of reply.out) list.add(p.buffer as ArrayBuffer);
   list.add(reply.input.buffer as ArrayBuffer);
-  // a detached buffer (length 0) cannot be transferred again
-  return [...list].filter((b) => b.byteLength > 0);
+  // A detached buffer (length 0) cannot be transferred again, and one Node marked untransferable
+  // (its Buffer pool: Node 22+ refuses it with DataCloneError) is copied instead.
+  return [...list].filter((b) => b.byteLength > 0 && !untransferable?.(b));
 }
