@@ -74,6 +74,12 @@ function openPostgres(url: string): Db {
   // drops that client: without a listener the pool's 'error' event would end the process.
   const pool = new pg.Pool({ connectionString: url, max: 10, connectionTimeoutMillis: PG_CONNECT_TIMEOUT_MS });
   pool.on("error", () => {});
+  // A client checked out between two statements (inside a transaction) that loses its server emits
+  // 'error' on itself, not on the pool: without a listener that ends the process too. The statement
+  // that uses it next fails (503 database_unavailable) and the pool discards it.
+  pool.on("connect", (client) => {
+    client.on("error", () => {});
+  });
   const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   const safe = new URL(url);
   safe.password = "";
