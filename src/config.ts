@@ -197,7 +197,7 @@ const envSchema = z.object({
   JOB_LEASE_SECONDS: intIn(2, 600, 20),
   JOB_WORKER_IN_SERVICE: optionalBoolean,
   JOB_WORKER_THREADS: optionalIntIn(1, 64),
-  JOB_WORKER_CONCURRENCY: intIn(1, 64, 1),
+  JOB_WORKER_CONCURRENCY: intIn(1, 64, 2),
 
   // olympiad season and sponsor (src/olympiad/season.ts, docs/olympiad.md)
   OLYMPIAD_SEASON_YEAR: intIn(2000, 9999, 2026),

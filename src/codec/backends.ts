@@ -48,27 +48,44 @@ async function lzma(): Promise<Lzma | null> {
   return lzmaMod;
 }
 
+/** set by a thread that is itself a worker (compressInCallingThread) */
+let inCallingThread = false;
+
+/**
+ * From now on brotli and gzip run in the calling thread (synchronously) instead of on the libuv
+ * thread pool: for worker threads that exist to code, where a hop to the pool only adds threads
+ * whose allocator arenas keep memory (measured in docs/suite.md, "Where the worker's memory goes").
+ */
+export function compressInCallingThread(): void {
+  inCallingThread = true;
+}
+
 /**
  * brotli on the libuv thread pool, with the library's default window (lgwin 22) and a size hint:
  * exactly the "brotli-11" peer of the benchmark, so the general chamber is never larger than it.
  */
 export function brotliAsync(data: Uint8Array, quality: number): Promise<Uint8Array> {
+  const params = {
+    [zlib.constants.BROTLI_PARAM_QUALITY]: quality,
+    [zlib.constants.BROTLI_PARAM_SIZE_HINT]: data.length,
+  };
+  if (inCallingThread) {
+    try {
+      return Promise.resolve(zlib.brotliCompressSync(data, { params }));
+    } catch (err) {
+      return Promise.reject(err);
+    }
+  }
   return new Promise((resolve, reject) => {
-    zlib.brotliCompress(
-      data,
-      {
-        params: {
-          [zlib.constants.BROTLI_PARAM_QUALITY]: quality,
-          [zlib.constants.BROTLI_PARAM_SIZE_HINT]: data.length,
-        },
-      },
-      (err, out) => (err ? reject(err) : resolve(out)),
-    );
+    zlib.brotliCompress(data, { params }, (err, out) => (err ? reject(err) : resolve(out)));
   });
 }
 
-/** gzip on the libuv thread pool */
-export const gzipAsync = (data: Uint8Array, level = 9): Promise<Uint8Array> => promisify(zlib.gzip)(data, { level });
+/** gzip on the libuv thread pool (or in the calling thread: compressInCallingThread) */
+export const gzipAsync = (data: Uint8Array, level = 9): Promise<Uint8Array> =>
+  inCallingThread
+    ? Promise.resolve().then(() => zlib.gzipSync(data, { level }))
+    : promisify(zlib.gzip)(data, { level });
 
 export async function zstdCompress(data: Uint8Array, level: number): Promise<Uint8Array | null> {
   const z = await zstd();

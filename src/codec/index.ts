@@ -34,6 +34,7 @@ import { type Route, routeProfile } from "./router/index.js";
 import { type DeclaredType, type Profile, profileBytes } from "./router/profile.js";
 import { mapOrdered, OrderedWindow } from "./window.js";
 
+export { compressInCallingThread } from "./backends.js";
 export { CHAMBER_NAMES, type ChamberName, COMPRESS_CHAMBERS, LEVELS, type Level } from "./chambers/types.js";
 export { DECODE_POOL_SIZE, decodePoolState, terminateDecodePool } from "./decode-pool.js";
 export { CodecError, type CodecErrorCode } from "./errors.js";

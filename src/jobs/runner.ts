@@ -9,8 +9,8 @@ import type { Database } from "../db/schema.js";
 import { bundleModule } from "../threads/bundle.mjs";
 import { errorMessage, PermanentTaskError, type TaskContext, type TaskFailure, type TaskQueue } from "./queue/types.js";
 import type { SegmentOp, UnitReply, UnitTask } from "./segment-job.js";
-import type { JobScheduler } from "./service.js";
-import { jobKeys, type ObjectStore } from "./storage/types.js";
+import type { EarlyCoding, JobScheduler } from "./service.js";
+import { jobKeys, type ObjectStore, type PositionalReader } from "./storage/types.js";
 import { jobStore } from "./store.js";
 import type { JobRow, JobSegmentRow } from "./tables.js";
 
@@ -18,9 +18,10 @@ import type { JobRow, JobSegmentRow } from "./tables.js";
  * Runs suite jobs (issue #10 items 5–6). `schedule(job)` plans a job whose input is complete into
  * segments (compress / roundtrip: every `segmentBytes` of input; decompress: whole stream records
  * up to about `segmentBytes`), writes their `job_segments` rows and enqueues one task per segment
- * (id `<job>:<idx>`, so planning twice enqueues nothing new). A task reads its input range from
+ * (id `<job>:<upload>:<idx>`, so planning twice enqueues nothing new; `early` queues whole segments
+ * while the input still arrives). A task reads its input range from
  * the object store, cuts it into units (a `chunkBytes` chunk, or one record), codes them on a
- * piscina pool (at most `threads × 2` units in flight; input buffers transferred in, outputs moved
+ * piscina pool (about `threads × 2` units in flight in all; input buffers transferred in, outputs moved
  * back with the input's buffer, which the next unit is read into: see `UnitBuffers`) and streams
  * the outputs in order into `jobs/<job>/out/<idx>`. The job's output is the
  * concatenation of the segments' outputs: for compress and roundtrip one codec stream that
@@ -60,7 +61,12 @@ export interface RunnerOptions {
 interface SegmentPayload {
   job: string;
   idx: number;
+  /** the upload the segment was planned for (absent: planned before generations) */
+  gen?: string | null;
 }
+
+/** The queue's id of a segment's task: once per job, upload and segment. */
+const taskId = (jobId: string, gen: string | null, idx: number) => (gen ? `${jobId}:${gen}:${idx}` : `${jobId}:${idx}`);
 
 interface Range {
   offset: number;
@@ -68,6 +74,8 @@ interface Range {
 }
 
 const ACTIVE: JobRow["state"][] = ["queued", "running"];
+/** states in which a job's segments may run: its input is complete, or arriving (coded early) */
+const RUNNABLE: JobRow["state"][] = ["uploading", ...ACTIVE];
 
 class InputCorrupt extends PermanentTaskError {
   constructor(message: string) {
@@ -125,6 +133,30 @@ async function* fixedUnits(input: AsyncIterable<Buffer>, buffers: UnitBuffers): 
   }
   if (fill > 0) yield cur.subarray(0, fill);
   else buffers.give(cur.buffer);
+}
+
+/** `buffers.size`-byte units of [start, start + length) read straight into their buffers. */
+async function* readUnits(
+  reader: PositionalReader,
+  start: number,
+  length: number,
+  buffers: UnitBuffers,
+): AsyncGenerator<Uint8Array> {
+  try {
+    for (let done = 0; done < length; ) {
+      const want = Math.min(buffers.size, length - done);
+      const buffer = buffers.take();
+      const n = await reader.read(new Uint8Array(buffer, 0, want), start + done);
+      if (n < want) {
+        buffers.give(buffer);
+        throw new Error(`the input ends at ${start + done + n} bytes, inside this segment`);
+      }
+      done += n;
+      yield new Uint8Array(buffer, 0, n);
+    }
+  } finally {
+    await reader.close();
+  }
 }
 
 /** Reads stream records (uvarint length + framed container), calling `record(headerLen, length)`. */
@@ -255,7 +287,9 @@ export class JobRunner implements JobScheduler {
     this.store = opts.store;
     this.queue = opts.queue;
     this.chunkBytes = opts.chunkBytes ?? Math.min(DEFAULT_CHUNK_BYTES, opts.segmentBytes);
-    this.inflight = Math.max(2, opts.threads * 2);
+    // threads × 2 units on the pool in all, shared by the segments at once: a second segment keeps
+    // the threads busy while the first one's last units finish (and its output is written)
+    this.inflight = Math.max(1, Math.ceil((Math.max(1, opts.threads) * 2) / Math.max(1, opts.concurrency)));
     // a segment holds at most inflight + 1 unit buffers (those on the pool, the one being filled)
     this.buffers = new UnitBuffers(this.chunkBytes, (this.inflight + 1) * Math.max(1, opts.concurrency));
     this.log = opts.log ?? (() => {});
@@ -292,11 +326,14 @@ export class JobRunner implements JobScheduler {
   async schedule(job: JobRow): Promise<void> {
     const current = await jobStore.job(this.db, job.id);
     if (!current || !ACTIVE.includes(current.state)) return;
+    const gen = current.upload_gen;
     let segments = await jobStore.segments(this.db, job.id);
-    if (segments.length === 0 && current.segments_total === 0) {
+    if (current.segments_total === 0) {
       let ranges: Range[];
       try {
-        ranges = await this.plan(current);
+        // segments coded while the input arrived were cut at their size: the rest follow it
+        const early = segments.find((s) => s.gen === gen && s.idx === 0);
+        ranges = await this.plan(current, early ? Number(early.in_length) : this.opts.segmentBytes);
       } catch (err) {
         if (err instanceof PermanentTaskError) {
           await this.failJob(job.id, err.code, `planning the segments: ${err.message}`, 0);
@@ -306,6 +343,14 @@ export class JobRunner implements JobScheduler {
       }
       const at = nowIso();
       await this.db.transaction().execute(async (trx) => {
+        // rows of an earlier upload (queued early, then that upload failed) make way
+        await trx
+          .deleteFrom("job_segments")
+          .where("job_id", "=", job.id)
+          .where((eb) =>
+            gen === null ? eb("gen", "is not", null) : eb.or([eb("gen", "is", null), eb("gen", "!=", gen)]),
+          )
+          .execute();
         if (ranges.length > 0) {
           await trx
             .insertInto("job_segments")
@@ -322,6 +367,7 @@ export class JobRunner implements JobScheduler {
                 worker: null,
                 error: null,
                 updated_at: at,
+                gen,
               })),
             )
             .onConflict((oc) => oc.columns(["job_id", "idx"]).doNothing())
@@ -337,24 +383,86 @@ export class JobRunner implements JobScheduler {
       segments = await jobStore.segments(this.db, job.id);
       this.log(`job ${job.id}: ${current.op} planned in ${segments.length} segment(s)`);
     }
+    const failed = segments.find((s) => s.state === "failed" && s.gen === gen);
+    if (failed) {
+      // a segment coded while the input arrived failed its last attempt
+      await this.failJob(job.id, "segment_failed", `segment ${failed.idx + 1} failed: ${failed.error ?? "?"}`, 0);
+      return;
+    }
     for (const s of segments) {
-      if (s.state === "done" || s.state === "failed") continue;
-      await this.queue.enqueue(SEGMENT_TASK, { job: job.id, idx: s.idx } satisfies SegmentPayload, {
-        id: `${job.id}:${s.idx}`,
-        attempts: this.opts.attempts,
-        backoffMs: this.opts.backoffMs,
-      });
+      if (s.state === "done" || s.gen !== gen) continue;
+      await this.enqueue(job.id, gen, s.idx);
     }
     await this.maybeFinalize(job.id);
   }
 
-  private async plan(job: JobRow): Promise<Range[]> {
+  private async enqueue(jobId: string, gen: string | null, idx: number): Promise<void> {
+    await this.queue.enqueue(SEGMENT_TASK, { job: jobId, idx, gen } satisfies SegmentPayload, {
+      id: taskId(jobId, gen, idx),
+      attempts: this.opts.attempts,
+      backoffMs: this.opts.backoffMs,
+    });
+  }
+
+  /**
+   * Coding while the input arrives (compress and roundtrip, on a store that reads growing
+   * objects): the receiver of upload `gen` calls `written(bytes)` as its bytes reach the store, and
+   * each whole segment is planned and queued at once, so workers code it while the rest arrives;
+   * `schedule` plans the rest when the input is complete. Undefined when this job cannot be coded early.
+   */
+  early(job: JobRow, gen: string): EarlyCoding | undefined {
+    if (job.op === "decompress" || !this.store.readsGrowing) return undefined;
+    const size = this.opts.segmentBytes;
+    let planned = 0;
+    let chain = Promise.resolve();
+    return {
+      written: (bytes) => {
+        while ((planned + 1) * size <= bytes) {
+          const idx = planned++;
+          chain = chain
+            .then(() => this.planEarly(job.id, gen, idx, size))
+            .catch((err) => {
+              // not fatal: `schedule` plans every segment once the input is complete
+              this.log(`job ${job.id}: early segment ${idx + 1} not queued: ${errorMessage(err)}`);
+            });
+        }
+      },
+      settled: () => chain,
+    };
+  }
+
+  private async planEarly(jobId: string, gen: string, idx: number, size: number): Promise<void> {
+    const job = await jobStore.job(this.db, jobId);
+    if (job?.state !== "uploading" || job.upload_gen !== gen) return; // sent again meanwhile
+    const inserted = await this.db
+      .insertInto("job_segments")
+      .values({
+        job_id: jobId,
+        idx,
+        state: "pending",
+        in_offset: idx * size,
+        in_length: size,
+        out_bytes: null,
+        out_sha256: null,
+        attempts: 0,
+        worker: null,
+        error: null,
+        updated_at: nowIso(),
+        gen,
+      })
+      .onConflict((oc) => oc.columns(["job_id", "idx"]).doNothing())
+      .executeTakeFirst();
+    if (Number(inserted.numInsertedOrUpdatedRows ?? 0) === 0) return;
+    await this.enqueue(jobId, gen, idx);
+  }
+
+  private async plan(job: JobRow, segmentBytes: number): Promise<Range[]> {
     const key = jobKeys.input(job.id);
     const size = await this.store.size(key);
     if (size === undefined) throw new PermanentTaskError(`the job's input (${key}) is missing`, "input_missing");
-    if (job.op !== "decompress") return planFixedSegments(size, this.opts.segmentBytes);
+    if (job.op !== "decompress") return planFixedSegments(size, segmentBytes);
     if (size === 0) return [];
-    return planRecordSegments((await this.store.get(key)) as AsyncIterable<Buffer>, this.opts.segmentBytes);
+    return planRecordSegments((await this.store.get(key)) as AsyncIterable<Buffer>, segmentBytes);
   }
 
   // ---------------------------------------------------------------- one segment
@@ -362,16 +470,20 @@ export class JobRunner implements JobScheduler {
   async handle(name: string, payload: unknown, ctx: TaskContext): Promise<void> {
     if (name !== SEGMENT_TASK) throw new PermanentTaskError(`unknown task ${name}`, "bug");
     const { job: jobId, idx } = payload as SegmentPayload;
+    const gen = (payload as SegmentPayload).gen ?? null;
     const job = await jobStore.job(this.db, jobId);
-    // a job failed, cancelled or done meanwhile: nothing to do
-    if (!job || !ACTIVE.includes(job.state)) return;
+    // a job failed, cancelled or done meanwhile, or sent again since this task was queued: nothing to do
+    if (!job || !RUNNABLE.includes(job.state) || job.upload_gen !== gen) return;
     const seg = await this.db
       .selectFrom("job_segments")
       .selectAll()
       .where("job_id", "=", jobId)
       .where("idx", "=", idx)
       .executeTakeFirst();
-    if (!seg) throw new PermanentTaskError(`job ${jobId} has no segment ${idx}`, "bug");
+    if (!seg || seg.gen !== gen) {
+      if (job.state === "uploading") return; // a new upload began meanwhile
+      throw new PermanentTaskError(`job ${jobId} has no segment ${idx}`, "bug");
+    }
     if (seg.state === "done") {
       await this.maybeFinalize(jobId);
       return;
@@ -397,7 +509,7 @@ export class JobRunner implements JobScheduler {
     try {
       await this.opts.beforeSegment?.(jobId, idx, ctx.attempt);
       const out = await this.codeSegment(job, seg, ctx.signal);
-      const total = await this.segmentDone(jobId, idx, out);
+      const total = await this.segmentDone(jobId, idx, gen, out);
       if (total !== undefined) {
         this.log(
           `job ${jobId} segment ${idx + 1}/${job.segments_total} done: ${Number(seg.in_length)} → ${out.bytes} bytes ` +
@@ -422,7 +534,7 @@ export class JobRunner implements JobScheduler {
   }
 
   /** Marks the segment done and counts it, once (one transaction); the new count, or undefined if already done. */
-  private async segmentDone(jobId: string, idx: number, out: { bytes: number; sha256: string }) {
+  private async segmentDone(jobId: string, idx: number, gen: string | null, out: { bytes: number; sha256: string }) {
     return this.db.transaction().execute(async (trx) => {
       const r = await trx
         .updateTable("job_segments")
@@ -430,6 +542,7 @@ export class JobRunner implements JobScheduler {
         .where("job_id", "=", jobId)
         .where("idx", "=", idx)
         .where("state", "!=", "done")
+        .where((eb) => (gen === null ? eb("gen", "is", null) : eb("gen", "=", gen)))
         .executeTakeFirst();
       if (Number(r.numUpdatedRows) === 0) return undefined;
       await trx
@@ -466,14 +579,20 @@ export class JobRunner implements JobScheduler {
     const start = Number(seg.in_offset);
     const length = Number(seg.in_length);
     const op = job.op as SegmentOp;
-    const input = length > 0 ? await this.store.get(jobKeys.input(job.id), { start, end: start + length - 1 }) : null;
+    // while the input arrives, its bytes so far (a segment is queued once its bytes are there)
+    const growing = job.state === "uploading" && seg.gen ? { growing: seg.gen } : {};
+    const key = jobKeys.input(job.id);
+    // fixed units straight from the file where the store reads at positions (no chunks to copy)
+    const reader = length > 0 && op !== "decompress" ? await this.store.openReader?.(key, growing) : undefined;
+    const input = length > 0 && !reader ? await this.store.get(key, { start, end: start + length - 1 }, growing) : null;
     const out = new PassThrough();
-    const put = this.store.put(jobKeys.segmentOut(job.id, seg.idx), out);
+    const put = this.store.put(jobKeys.segmentOut(job.id, seg.idx, seg.gen), out);
     put.catch(() => {});
     try {
-      if (input) {
-        const units =
-          op === "decompress"
+      if (reader || input) {
+        const units = reader
+          ? readUnits(reader, start, length, this.buffers)
+          : op === "decompress"
             ? recordUnits(input as AsyncIterable<Buffer>)
             : fixedUnits(input as AsyncIterable<Buffer>, this.buffers);
         for await (const piece of this.coded(units, op, job.level as Level, signal)) {
@@ -483,6 +602,7 @@ export class JobRunner implements JobScheduler {
       out.end();
     } catch (err) {
       input?.destroy();
+      await reader?.close().catch(() => {});
       out.destroy(err as Error);
       throw err;
     }
@@ -537,7 +657,7 @@ export class JobRunner implements JobScheduler {
     const hash = createHash("sha256");
     let bytes = 0;
     for (const s of segments) {
-      for await (const c of (await this.store.get(jobKeys.segmentOut(jobId, s.idx))) as AsyncIterable<Buffer>) {
+      for await (const c of (await this.store.get(jobKeys.segmentOut(jobId, s.idx, s.gen))) as AsyncIterable<Buffer>) {
         hash.update(c);
         bytes += c.length;
       }
@@ -563,13 +683,20 @@ export class JobRunner implements JobScheduler {
   /** The queue's final failure of a segment: the segment and its job fail (once). */
   private async segmentFailed(f: TaskFailure): Promise<void> {
     const { job: jobId, idx } = f.payload as SegmentPayload;
+    const gen = (f.payload as SegmentPayload).gen ?? null;
+    const job = await jobStore.job(this.db, jobId);
+    // the task of an upload that was sent again: its failure is not the new upload's
+    if (!job || job.upload_gen !== gen) return;
     await this.db
       .updateTable("job_segments")
       .set({ state: "failed", error: f.reason, attempts: f.attempts, updated_at: nowIso() })
       .where("job_id", "=", jobId)
       .where("idx", "=", idx)
       .where("state", "!=", "done")
+      .where((eb) => (gen === null ? eb("gen", "is", null) : eb("gen", "=", gen)))
       .execute();
+    // while the input still arrives the job is failed when it is complete (`schedule`)
+    if (job.state === "uploading") return;
     const detail = `segment ${idx + 1} failed after ${f.attempts} attempt(s): ${f.reason}`;
     await this.failJob(jobId, f.code && f.code !== "permanent" ? f.code : "segment_failed", detail, f.attempts);
   }

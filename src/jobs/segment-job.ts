@@ -1,7 +1,14 @@
 import { createHash } from "node:crypto";
 import * as workerThreads from "node:worker_threads";
 import { keepJobsInThread } from "../codec/entropy/cm-pool.js";
-import { CodecError, compress, decompress, decompressStream, type Level } from "../codec/index.js";
+import {
+  CodecError,
+  compress,
+  compressInCallingThread,
+  decompress,
+  decompressStream,
+  type Level,
+} from "../codec/index.js";
 
 /**
  * One unit of a segment, coded inside a piscina worker thread (segment-worker.mjs loads this
@@ -11,13 +18,14 @@ import { CodecError, compress, decompress, decompressStream, type Level } from "
  * chunk of at most `chunkSize` bytes (one record: the container's length as an unsigned LEB128,
  * then `compress(chunk, { level })`), so `labphi decompress` reads them; a record is decoded
  * through `decompressStream`. This thread is already off the caller's event loop, so context
- * mixing runs here instead of on the codec's own pool.
+ * mixing, brotli and gzip run here instead of on the codec's own pool or libuv's.
  *
  * Memory (docs/suite.md, "Where the worker's memory goes"): a unit is coded without copying its
  * input (the codec reads the view it is given) and its output travels back as the codec made it,
  * with the input's buffer, so the runner fills that buffer again instead of allocating a new one.
  */
 keepJobsInThread();
+compressInCallingThread();
 
 export type SegmentOp = "compress" | "decompress" | "roundtrip";
 

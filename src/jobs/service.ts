@@ -44,6 +44,14 @@ export interface JobView {
 /** What happens once a job's input is complete (planning segments, queueing them): the runner. */
 export interface JobScheduler {
   schedule(job: JobRow): Promise<void>;
+  /** Coding while upload `gen` arrives, when possible for this job (runner.ts `early`). */
+  early?(job: JobRow, gen: string): EarlyCoding | undefined;
+}
+
+/** Told how many bytes of an upload can be read so far; `settled` once what it queued is recorded. */
+export interface EarlyCoding {
+  written(bytes: number): void;
+  settled(): Promise<void>;
 }
 
 export function hashJobToken(token: string): string {
@@ -122,6 +130,7 @@ export class JobService {
       updated_at: at,
       started_at: null,
       finished_at: null,
+      upload_gen: null,
     };
     await jobStore.insertJob(db, job);
     const won = await jobStore.quoteTransition(db, quote.id, ["open", "paid"], "used", { job_id: job.id });

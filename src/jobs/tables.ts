@@ -66,6 +66,8 @@ export interface JobRow {
   updated_at: string;
   started_at: string | null;
   finished_at: string | null;
+  /** the current upload of the input (a fresh value per upload; null before the first) */
+  upload_gen: string | null;
 }
 
 export type SegmentState = "pending" | "running" | "done" | "failed";
@@ -82,6 +84,8 @@ export interface JobSegmentRow {
   worker: string | null;
   error: string | null;
   updated_at: string;
+  /** the upload this segment was planned for (jobs.upload_gen then; null: planned before generations) */
+  gen: string | null;
 }
 
 export interface UsageEventRow {

@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import { Readable } from "node:stream";
 import type { FastifyBaseLogger } from "fastify";
 import type { Kysely } from "kysely";
@@ -14,6 +15,9 @@ import type { JobRow, JobState } from "./tables.js";
  * finished tus upload) into the object store, capped at the quoted bytes, then the job moves to
  * `queued` (one conditional update) and the scheduler hook runs; the output is the segment
  * outputs in index order, read as byte ranges straight from the store (nothing is assembled).
+ * Each upload is a new generation (`jobs.upload_gen`): where the store can read an object while it
+ * is written, whole segments are queued as their bytes arrive (the scheduler's `early`), and
+ * whatever was begun for an earlier upload of the same job no longer counts.
  */
 
 export const INPUT_STATES: JobState[] = ["awaiting_input", "uploading"];
@@ -82,12 +86,29 @@ export class JobTransfers {
     try {
       const job = await this.jobs.get(jobId);
       this.assertAcceptsInput(job);
-      await jobStore.jobTransition(this.db, jobId, INPUT_STATES, { state: "uploading" });
+      const gen = randomBytes(6).toString("hex");
+      const started = await this.db.transaction().execute(async (trx) => {
+        const moved = await jobStore.jobTransition(trx, jobId, INPUT_STATES, {
+          state: "uploading",
+          upload_gen: gen,
+          segments_total: 0,
+          segments_done: 0,
+        });
+        // segments begun on an earlier upload of this input no longer count
+        if (moved) await trx.deleteFrom("job_segments").where("job_id", "=", jobId).execute();
+        return moved;
+      });
+      if (!started) this.assertAcceptsInput(await this.jobs.get(jobId));
       const quoted = toNumber(job.bytes_quoted);
+      const early = this.storage.readsGrowing ? this.jobs.scheduler?.early?.(job, gen) : undefined;
       let put: { bytes: number; sha256: string };
       try {
-        put = await this.storage.put(jobKeys.input(jobId), body, { maxBytes: quoted });
+        put = await this.storage.put(jobKeys.input(jobId), body, {
+          maxBytes: quoted,
+          ...(early ? { growing: { tag: gen, written: early.written } } : {}),
+        });
       } catch (err) {
+        await early?.settled();
         if (!(err instanceof ObjectTooLarge)) throw err;
         await jobStore.jobTransition(this.db, jobId, ["uploading"], { bytes_in: err.kept, input_sha256: null });
         throw new Problem(
@@ -97,19 +118,23 @@ export class JobTransfers {
           { bytes_quoted: quoted, bytes_kept: err.kept },
         );
       }
-      return await this.complete(jobId, put);
+      await early?.settled();
+      return await this.complete(jobId, gen, put);
     } finally {
       this.receiving.delete(jobId);
     }
   }
 
-  private async complete(jobId: string, put: { bytes: number; sha256: string }): Promise<JobRow> {
+  private async complete(jobId: string, gen: string, put: { bytes: number; sha256: string }): Promise<JobRow> {
     if (put.bytes === 0) {
       await jobStore.jobTransition(this.db, jobId, ["uploading"], { bytes_in: 0, input_sha256: null });
       throw new Problem(400, "input_empty", "The input is empty: send the bytes to compress.");
     }
     // The input is complete: queue the job and record its usage (what the free cap reads) at once.
     const won = await this.db.transaction().execute(async (trx) => {
+      const current = await jobStore.job(trx, jobId);
+      // another upload of this job began meanwhile (another process): its bytes are the input
+      if (current?.upload_gen !== gen) return false;
       const moved = await jobStore.jobTransition(trx, jobId, INPUT_STATES, {
         state: "queued",
         bytes_in: put.bytes,
@@ -120,6 +145,13 @@ export class JobTransfers {
     });
     const job = await this.jobs.get(jobId);
     if (!won) this.assertAcceptsInput(job);
+    if (!won && job.upload_gen !== gen) {
+      throw new Problem(
+        409,
+        "upload_in_progress",
+        `Another upload of job ${jobId} began while this one was received; that one is the job's input.`,
+      );
+    }
     try {
       await this.jobs.scheduler?.schedule(job);
     } catch (err) {
@@ -144,7 +176,10 @@ export class JobTransfers {
       this.log.error({ job_id: job.id }, "suite job is done but its segment outputs are incomplete");
       throw new Problem(500, "job_output_missing", `The output of job ${job.id} is incomplete; it has been logged.`);
     }
-    const parts = segments.map((s) => ({ key: jobKeys.segmentOut(job.id, s.idx), bytes: toNumber(s.out_bytes) }));
+    const parts = segments.map((s) => ({
+      key: jobKeys.segmentOut(job.id, s.idx, s.gen),
+      bytes: toNumber(s.out_bytes),
+    }));
     return { parts, total: parts.reduce((n, p) => n + p.bytes, 0) };
   }
 

@@ -107,6 +107,7 @@ describe("job runner (SQLite, in-process queue)", () => {
       updated_at: at,
       started_at: null,
       finished_at: null,
+      upload_gen: null,
     };
     await jobStore.insertJob(db.kysely, job);
     await store.put(jobKeys.input(id), Readable.from([Buffer.from(input)]));
@@ -267,6 +268,7 @@ describe("job runner (SQLite, in-process queue)", () => {
       updated_at: at,
       started_at: null,
       finished_at: null,
+      upload_gen: null,
     };
     await jobStore.insertJob(db.kysely, job);
     await store.put(jobKeys.input(id), Readable.from([Buffer.from(input)]));

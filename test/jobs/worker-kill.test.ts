@@ -160,6 +160,7 @@ describe("labphi worker: two processes on one PostgreSQL, one killed mid-segment
       updated_at: at,
       started_at: null,
       finished_at: null,
+      upload_gen: null,
     };
     await jobStore.insertJob(db.kysely, job);
     const store = new LocalObjectStore(dataDir);

@@ -10,6 +10,7 @@ import * as m0005 from "./0005_payer_binding.js";
 import * as m0006 from "./0006_suite_jobs.js";
 import * as m0007 from "./0007_olympiad.js";
 import * as m0008 from "./0008_hash_chain.js";
+import * as m0009 from "./0009_upload_generation.js";
 
 export const migrations = {
   "0001_foundation": m0001,
@@ -20,4 +21,5 @@ export const migrations = {
   "0006_suite_jobs": m0006,
   "0007_olympiad": m0007,
   "0008_hash_chain": m0008,
+  "0009_upload_generation": m0009,
 };

@@ -2,18 +2,22 @@ import { randomBytes } from "node:crypto";
 import { createWriteStream } from "node:fs";
 import fs from "node:fs/promises";
 import path from "node:path";
-import { Readable } from "node:stream";
+import { Readable, Writable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { CappedBody, checkKey } from "./cap.js";
-import { type ObjectStore, ObjectTooLarge } from "./types.js";
+import { type ObjectStore, ObjectTooLarge, type PositionalReader, type PutOptions } from "./types.js";
 
 /**
  * Job data as files under DATA_DIR (`DATA_DIR/jobs/<job_id>/input`, `…/out/<idx>`): folders 0700,
  * files 0600 like the rest of DATA_DIR. A put streams into a temporary name in the same folder,
- * then renames it into place: a reader never sees a half-written object.
+ * then renames it into place: a reader never sees a half-written object, unless it asks for one:
+ * a put with `growing` writes to a name derived from its tag (`.<name>.<tag>.growing`), which
+ * `get(key, range, { growing: tag })` reads until the rename, and the complete object after it
+ * (the same file: renaming keeps an open file's bytes).
  */
 export class LocalObjectStore implements ObjectStore {
   readonly kind = "local" as const;
+  readonly readsGrowing = true;
 
   constructor(private readonly root: string) {}
 
@@ -21,15 +25,25 @@ export class LocalObjectStore implements ObjectStore {
     return path.join(this.root, ...checkKey(key));
   }
 
-  async put(key: string, body: Readable, opts: { maxBytes?: number } = {}): Promise<{ bytes: number; sha256: string }> {
+  /** where a put with `growing` writes until it renames the file into place */
+  private growingFile(key: string, tag: string): string {
+    const file = this.file(key);
+    checkKey(tag, "tag");
+    return path.join(path.dirname(file), `.${path.basename(file)}.${tag}.growing`);
+  }
+
+  async put(key: string, body: Readable, opts: PutOptions = {}): Promise<{ bytes: number; sha256: string }> {
     const file = this.file(key);
     await fs.mkdir(path.dirname(file), { recursive: true, mode: 0o700 });
-    const tmp = path.join(path.dirname(file), `.${path.basename(file)}.${randomBytes(6).toString("hex")}.tmp`);
+    const growing = opts.growing;
+    const tmp = growing
+      ? this.growingFile(key, growing.tag)
+      : path.join(path.dirname(file), `.${path.basename(file)}.${randomBytes(6).toString("hex")}.tmp`);
     const capped = new CappedBody(opts.maxBytes);
     try {
       await pipeline(
         Readable.from(capped.read(body), { objectMode: false }),
-        createWriteStream(tmp, { mode: 0o600, flags: "wx" }),
+        growing ? await reportingFile(tmp, growing.written) : createWriteStream(tmp, { mode: 0o600, flags: "wx" }),
       );
       await fs.rename(tmp, file);
     } catch (err) {
@@ -41,10 +55,38 @@ export class LocalObjectStore implements ObjectStore {
     return { bytes: capped.bytes, sha256: capped.sha256 };
   }
 
-  async get(key: string, range?: { start: number; end: number }): Promise<Readable> {
+  async get(key: string, range?: { start: number; end: number }, opts: { growing?: string } = {}): Promise<Readable> {
     // Opened here, so a missing object rejects this call rather than erroring the stream later.
-    const handle = await fs.open(this.file(key), "r");
+    const handle = await this.open(key, opts.growing);
     return handle.createReadStream(range ? { start: range.start, end: range.end } : {});
+  }
+
+  async openReader(key: string, opts: { growing?: string } = {}): Promise<PositionalReader> {
+    const handle = await this.open(key, opts.growing);
+    return {
+      async read(into, position) {
+        let n = 0;
+        while (n < into.length) {
+          const { bytesRead } = await handle.read(into, n, into.length - n, position + n);
+          if (bytesRead === 0) break;
+          n += bytesRead;
+        }
+        return n;
+      },
+      close: () => handle.close(),
+    };
+  }
+
+  private async open(key: string, growing: string | undefined): Promise<fs.FileHandle> {
+    if (growing) {
+      try {
+        return await fs.open(this.growingFile(key, growing), "r");
+      } catch (err) {
+        // renamed into place meanwhile: the complete object
+        if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
+      }
+    }
+    return fs.open(this.file(key), "r");
   }
 
   async size(key: string): Promise<number | undefined> {
@@ -80,4 +122,41 @@ export class LocalObjectStore implements ObjectStore {
   }
 
   async close(): Promise<void> {}
+}
+
+/**
+ * A new file (0600) that tells `written` its length after each write has reached the file (and
+ * so can be read by any process), in order. Writes gathered while one is under way go out together.
+ */
+async function reportingFile(file: string, written: (bytes: number) => void): Promise<Writable> {
+  const handle = await fs.open(file, "wx", 0o600);
+  let position = 0;
+  const put = async (chunks: Buffer[]) => {
+    const n = chunks.reduce((a, c) => a + c.length, 0);
+    let done = 0;
+    while (done < n) {
+      const { bytesWritten } = await handle.writev(
+        done === 0 ? chunks : [Buffer.concat(chunks).subarray(done)],
+        position,
+      );
+      done += bytesWritten;
+      position += bytesWritten;
+    }
+    written(position);
+  };
+  return new Writable({
+    highWaterMark: 1024 * 1024,
+    writev(entries, cb) {
+      put(entries.map((e) => e.chunk as Buffer)).then(() => cb(), cb);
+    },
+    final(cb) {
+      handle.close().then(() => cb(), cb);
+    },
+    destroy(err, cb) {
+      handle.close().then(
+        () => cb(err),
+        () => cb(err),
+      );
+    },
+  });
 }

@@ -40,6 +40,8 @@ function isNotFound(err: unknown): boolean {
  */
 export class S3ObjectStore implements ObjectStore {
   readonly kind = "s3" as const;
+  /** an object exists only once its upload completes */
+  readonly readsGrowing = false;
   readonly client: S3Client;
   private readonly bucket: string;
 

@@ -7,16 +7,42 @@ import type { Readable } from "node:stream";
 export interface ObjectStore {
   readonly kind: "local" | "s3";
   /**
+   * Whether an object can be read while it is being written (`put` with `growing`, `get` with
+   * `growing`): true for files on one machine; an S3 object exists only once its upload completes.
+   */
+  readonly readsGrowing: boolean;
+  /**
    * Streams `body` into `key`, counting bytes and hashing them (SHA-256, hex). With `maxBytes`,
    * more bytes than that reject with ObjectTooLarge after keeping what fit (nothing is buffered whole).
+   * With `growing` (only when `readsGrowing`): the bytes written so far can be read under that tag
+   * before the object is complete, and `written` is told each new length once those bytes can be read.
    */
-  put(key: string, body: Readable, opts?: { maxBytes?: number }): Promise<{ bytes: number; sha256: string }>;
-  /** Reads `key`, or the inclusive byte range [start, end] of it. */
-  get(key: string, range?: { start: number; end: number }): Promise<Readable>;
+  put(key: string, body: Readable, opts?: PutOptions): Promise<{ bytes: number; sha256: string }>;
+  /**
+   * Reads `key`, or the inclusive byte range [start, end] of it. With `growing`: the object being
+   * written under that tag, or the complete object once that write has finished.
+   */
+  get(key: string, range?: { start: number; end: number }, opts?: { growing?: string }): Promise<Readable>;
+  /**
+   * Reads at positions straight into the caller's buffers (no intermediate chunks): where the
+   * store has random access (files). `get` is the way for stores without it.
+   */
+  openReader?(key: string, opts?: { growing?: string }): Promise<PositionalReader>;
   /** Size in bytes, or undefined when the object does not exist. */
   size(key: string): Promise<number | undefined>;
   /** Deletes every object whose key starts with `prefix`. */
   deletePrefix(prefix: string): Promise<void>;
+}
+
+export interface PositionalReader {
+  /** fills `into` from `position` on; fewer bytes only at the end of the object */
+  read(into: Uint8Array, position: number): Promise<number>;
+  close(): Promise<void>;
+}
+
+export interface PutOptions {
+  maxBytes?: number;
+  growing?: { tag: string; written: (bytes: number) => void };
 }
 
 export class ObjectTooLarge extends Error {
@@ -31,6 +57,8 @@ export class ObjectTooLarge extends Error {
 
 export const jobKeys = {
   input: (jobId: string) => `jobs/${jobId}/input`,
-  segmentOut: (jobId: string, idx: number) => `jobs/${jobId}/out/${String(idx).padStart(6, "0")}`,
+  /** a segment's output; `gen`: the upload it was coded from (jobs.upload_gen) */
+  segmentOut: (jobId: string, idx: number, gen?: string | null) =>
+    `jobs/${jobId}/out/${gen ? `${gen}-` : ""}${String(idx).padStart(6, "0")}`,
   prefix: (jobId: string) => `jobs/${jobId}/`,
 };
