@@ -28,14 +28,15 @@
  * The clock runs from the first byte of the upload to the last byte of the download, whose
  * SHA-256 must equal the job's output_sha256. Then (untimed, printed) the restore check: the
  * output downloaded again and decompressed by the library must hash to the input's SHA-256.
- * BENCH_WORKER_ARGS="--cpu-prof --cpu-prof-dir=DIR" passes node options to the worker (profiles).
+ * BENCH_WORKER_ARGS / BENCH_SERVICE_ARGS (e.g. "--cpu-prof --cpu-prof-dir=DIR") pass node options to
+ * the worker / the service (CPU profiles).
  *
  * RSS: /proc/<pid>/status of the service and of the worker every 200 ms (VmRSS; VmHWM is the
  * kernel's peak, which also catches spikes between samples). CPU seconds per phase come from
  * /proc/<pid>/stat (utime + stime).
  *
- * Prints a Markdown table and writes bench/results/suite.json (or suite-<size>.json for a size
- * other than the default 2 GB).
+ * Prints a Markdown table and writes bench/results/suite.json (suite-<size>MB.json for a size other
+ * than the default 2 GB, -threads<N> for a thread count other than the default).
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
@@ -46,8 +47,10 @@ import os from "node:os";
 import path from "node:path";
 import { Readable, Transform, Writable } from "node:stream";
 import { pipeline } from "node:stream/promises";
+import { Worker } from "node:worker_threads";
 import { compress, compressInCallingThread, decompressStream } from "../src/codec/index.js";
 import { prng } from "../src/engine/generators.js";
+import { bundleModule } from "../src/threads/bundle.mjs";
 
 const root = path.resolve(import.meta.dirname, "..");
 const tsxLoader = path.join(root, "node_modules", "tsx", "dist", "loader.mjs");
@@ -68,7 +71,8 @@ const opt = (name: string): string | undefined => {
 const DEFAULT_SIZE = 2e9;
 const SIZE = parseSize(opt("size") ?? String(DEFAULT_SIZE));
 const LIB_BYTES = Math.min(SIZE, parseSize(`${opt("lib-mb") ?? "134.217728"}MB`));
-const THREADS = opt("threads") ? Number(opt("threads")) : Math.max(1, Math.min(4, os.availableParallelism()));
+const DEFAULT_THREADS = Math.max(1, Math.min(4, os.availableParallelism()));
+const THREADS = opt("threads") ? Number(opt("threads")) : DEFAULT_THREADS;
 const KEEP = argv.includes("--keep");
 const UNIT = 4 * 1024 * 1024;
 const SEED = 42;
@@ -492,6 +496,38 @@ const libPasses = [await libraryPass()];
 compressInCallingThread();
 libPasses.push(await libraryPass());
 const { bytes: libIn, out: libOut } = libPasses[0] as { bytes: number; out: number };
+
+/**
+ * The library on THREADS threads at once (bench/suite-library-thread.ts, each coding the same
+ * LIB_BYTES as a single pass): what this machine gives when that many codec threads run together,
+ * for the diagnosis (the target stays library × threads).
+ */
+async function parallelLibraryPass(): Promise<{ mb_s: number; per_thread: number[] }> {
+  const module = await bundleModule(new URL("./suite-library-thread.ts", import.meta.url));
+  if (!module) throw new Error("could not bundle bench/suite-library-thread.ts");
+  const shared = new SharedArrayBuffer(LIB_BYTES);
+  new Uint8Array(shared).set((await buildPool()).subarray(0, LIB_BYTES));
+  const runs = await Promise.all(
+    Array.from(
+      { length: THREADS },
+      () =>
+        new Promise<{ bytes: number; ms: number }>((resolve, reject) => {
+          const w = new Worker(new URL(module), { workerData: { pool: shared, bytes: LIB_BYTES, unit: UNIT } });
+          w.once("message", (m: { bytes: number; ms: number }) => {
+            resolve(m);
+            void w.terminate();
+          });
+          w.once("error", reject);
+        }),
+    ),
+  );
+  const per = runs.map((r) => mb(r.bytes) / (r.ms / 1000));
+  return { mb_s: per.reduce((a, b) => a + b, 0), per_thread: per };
+}
+const libParallel = await parallelLibraryPass();
+say(
+  `library on ${THREADS} threads at once: ${fmt(libParallel.mb_s)} MB/s (${libParallel.per_thread.map((x) => fmt(x)).join(" + ")})`,
+);
 say(`library: ${libPasses.map((p) => fmt(p.mb_s)).join(", ")} MB/s single thread, ratio ${fmt(libOut / libIn, 3)}`);
 
 // the input's SHA-256, before the clock starts (the client knows what it sends)
@@ -502,7 +538,7 @@ const inputSha = await (async () => {
 })();
 
 // 2. the service and the worker
-const service = start("service", ["bin/labphi.mjs", "serve"], env);
+const service = start("service", [...(process.env.BENCH_SERVICE_ARGS?.split(" ") ?? []), "bin/labphi.mjs", "serve"], env);
 const serviceUp = Date.now() + 60_000;
 for (;;) {
   if (service.child.exitCode !== null) throw new Error(`service exited:\n${service.lines.join("\n")}`);
@@ -703,6 +739,13 @@ try {
       ratio: libOut / libIn,
     },
     worker_threads: THREADS,
+    library_threads_at_once: {
+      what: `the same passes on ${THREADS} threads at once (this machine's own scaling; not the target's reference)`,
+      mb_s: libParallel.mb_s,
+      per_thread_mb_s: libParallel.per_thread,
+      of_single_times_threads: libParallel.mb_s / (libMBs * THREADS),
+    },
+    end_to_end_vs_threads_at_once: e2eMBs / libParallel.mb_s,
     phases,
     segments_done_when_upload_ended: doneAtUpload,
     end_to_end: {
@@ -729,7 +772,7 @@ try {
     root,
     "bench",
     "results",
-    SIZE === DEFAULT_SIZE ? "suite.json" : `suite-${Math.round(mb(SIZE))}MB.json`,
+    `suite${SIZE === DEFAULT_SIZE ? "" : `-${Math.round(mb(SIZE))}MB`}${THREADS === DEFAULT_THREADS ? "" : `-threads${THREADS}`}.json`,
   );
   fs.mkdirSync(path.dirname(file), { recursive: true });
   fs.writeFileSync(file, `${JSON.stringify(result, null, 2)}\n`);
@@ -768,9 +811,15 @@ try {
   );
   console.log(`| worker threads | ${THREADS} | |`);
   console.log(
+    `| library on ${THREADS} threads at once (this machine's scaling) | ${fmt(libParallel.mb_s)} MB/s = ${fmt(libParallel.mb_s / (libMBs * THREADS), 3)} × library × threads | |`,
+  );
+  console.log(
     `| end to end / (library × threads) | ${fmt(e2eMBs)} / ${fmt(ideal)} = ${fmt(ratio, 3)} | ≥ 0.8: ${ok(ratio >= 0.8)} |`,
   );
   console.log(`| job after the upload / (library × threads) | ${fmt(result.job_only_ratio, 3)} | (for diagnosis) |`);
+  console.log(
+    `| end to end / (library on ${THREADS} threads at once) | ${fmt(result.end_to_end_vs_threads_at_once, 3)} | (for diagnosis) |`,
+  );
   console.log(`| segments coded while the input arrived | ${doneAtUpload} of ${view.segments_total} | |`);
   console.log(
     `| peak RSS, service (idle ${fmt(mb(idle.service), 0)}) | ${fmt(mb(rss.service.peak), 0)} MB | ≤ 300 MB: ${ok(rss.service.peak <= LIMIT)} |`,

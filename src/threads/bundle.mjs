@@ -108,13 +108,13 @@ async function prune(dir, name, keep) {
   }
 }
 
-/** `node_modules/.cache/labphi` of the project whose `src/` holds `source` */
+/** `node_modules/.cache/labphi` of the project whose `src/` (or `bench/`) holds `source` */
 function cacheDir(source) {
   let dir = path.dirname(source);
   for (;;) {
     const parent = path.dirname(dir);
     if (parent === dir) return undefined;
-    if (path.basename(dir) === "src") return path.join(parent, "node_modules", ".cache", "labphi");
+    if (["src", "bench"].includes(path.basename(dir))) return path.join(parent, "node_modules", ".cache", "labphi");
     dir = parent;
   }
 }
