@@ -43,6 +43,7 @@ const STORAGE = [
   "test/http/text.test.ts",
   "test/identity/**/*.test.ts",
   "test/jobs/card-checkout.test.ts",
+  "test/jobs/early-coding-http.test.ts",
   "test/jobs/queue.contract.test.ts",
   "test/jobs/usage.test.ts",
   "test/olympiad/documents.test.ts",
