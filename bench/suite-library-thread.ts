@@ -11,5 +11,6 @@ compressInCallingThread();
 const data = new Uint8Array(pool, 0, bytes);
 await compress(data.subarray(0, Math.min(bytes, 1 << 20)), { level: "fast" }); // warm-up
 const t = performance.now();
-for (let at = 0; at < bytes; at += unit) await compress(data.subarray(at, Math.min(bytes, at + unit)), { level: "fast" });
+for (let at = 0; at < bytes; at += unit)
+  await compress(data.subarray(at, Math.min(bytes, at + unit)), { level: "fast" });
 parentPort?.postMessage({ bytes, ms: performance.now() - t });

@@ -538,7 +538,11 @@ const inputSha = await (async () => {
 })();
 
 // 2. the service and the worker
-const service = start("service", [...(process.env.BENCH_SERVICE_ARGS?.split(" ") ?? []), "bin/labphi.mjs", "serve"], env);
+const service = start(
+  "service",
+  [...(process.env.BENCH_SERVICE_ARGS?.split(" ") ?? []), "bin/labphi.mjs", "serve"],
+  env,
+);
 const serviceUp = Date.now() + 60_000;
 for (;;) {
   if (service.child.exitCode !== null) throw new Error(`service exited:\n${service.lines.join("\n")}`);
