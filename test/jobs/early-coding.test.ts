@@ -16,6 +16,7 @@ import { jobStore } from "../../src/jobs/store.js";
 import type { JobRow } from "../../src/jobs/tables.js";
 import { JobTransfers } from "../../src/jobs/transfer.js";
 import { freshDatabase } from "../support/databases.js";
+import { jobRow } from "../support/jobs.js";
 
 /**
  * Coding while the input arrives (runner `early`, transfer `receive`): whole segments are coded as
@@ -91,37 +92,7 @@ describe("coding while the input arrives (local store, SQLite queue)", () => {
   });
 
   async function newJob(bytes: number, op = "compress"): Promise<JobRow> {
-    const id = `job_${randomBytes(6).toString("hex")}`;
-    const at = new Date().toISOString();
-    const job: JobRow = {
-      id,
-      quote_id: `qt_${id}`,
-      token_hash: sha256(Buffer.from(id)),
-      state: "awaiting_input",
-      product: "auto",
-      data_class: "text",
-      op,
-      level: "fast",
-      bytes_quoted: bytes,
-      bytes_in: 0,
-      bytes_out: 0,
-      input_sha256: null,
-      output_sha256: null,
-      segments_total: 0,
-      segments_done: 0,
-      attempts: 0,
-      error_code: null,
-      error_detail: null,
-      paid_by: "free",
-      payment_ref: null,
-      identity_id: null,
-      email: null,
-      created_at: at,
-      updated_at: at,
-      started_at: null,
-      finished_at: null,
-      upload_gen: null,
-    };
+    const job = jobRow({ state: "awaiting_input", op, bytes_quoted: bytes });
     await jobStore.insertJob(db.kysely, job);
     return job;
   }

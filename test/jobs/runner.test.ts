@@ -14,6 +14,7 @@ import { jobKeys, type ObjectStore } from "../../src/jobs/storage/types.js";
 import { jobStore } from "../../src/jobs/store.js";
 import type { JobRow } from "../../src/jobs/tables.js";
 import { freshDatabase } from "../support/databases.js";
+import { jobRow } from "../support/jobs.js";
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 const sha256 = (b: Uint8Array) => createHash("sha256").update(b).digest("hex");
@@ -78,37 +79,14 @@ describe("job runner (SQLite, in-process queue)", () => {
   });
 
   async function submit(op: string, input: Uint8Array, level = "fast"): Promise<JobRow> {
-    const id = `job_${randomBytes(6).toString("hex")}`;
-    const at = new Date().toISOString();
-    const job: JobRow = {
-      id,
-      quote_id: `qt_${id}`,
-      token_hash: sha256(Buffer.from(id)),
-      state: "queued",
-      product: "auto",
-      data_class: "text",
+    const job = jobRow({
       op,
       level,
       bytes_quoted: input.length,
       bytes_in: input.length,
-      bytes_out: 0,
       input_sha256: sha256(input),
-      output_sha256: null,
-      segments_total: 0,
-      segments_done: 0,
-      attempts: 0,
-      error_code: null,
-      error_detail: null,
-      paid_by: "free",
-      payment_ref: null,
-      identity_id: null,
-      email: null,
-      created_at: at,
-      updated_at: at,
-      started_at: null,
-      finished_at: null,
-      upload_gen: null,
-    };
+    });
+    const id = job.id;
     await jobStore.insertJob(db.kysely, job);
     await store.put(jobKeys.input(id), Readable.from([Buffer.from(input)]));
     await runner.schedule(job);
@@ -241,35 +219,7 @@ describe("job runner (SQLite, in-process queue)", () => {
   });
 
   async function submitWithId(id: string, input: Uint8Array, at: string): Promise<JobRow> {
-    const job: JobRow = {
-      id,
-      quote_id: `qt_${id}`,
-      token_hash: sha256(Buffer.from(id)),
-      state: "queued",
-      product: "auto",
-      data_class: "text",
-      op: "compress",
-      level: "fast",
-      bytes_quoted: input.length,
-      bytes_in: input.length,
-      bytes_out: 0,
-      input_sha256: null,
-      output_sha256: null,
-      segments_total: 0,
-      segments_done: 0,
-      attempts: 0,
-      error_code: null,
-      error_detail: null,
-      paid_by: "free",
-      payment_ref: null,
-      identity_id: null,
-      email: null,
-      created_at: at,
-      updated_at: at,
-      started_at: null,
-      finished_at: null,
-      upload_gen: null,
-    };
+    const job = jobRow({ id, bytes_quoted: input.length, bytes_in: input.length, created_at: at });
     await jobStore.insertJob(db.kysely, job);
     await store.put(jobKeys.input(id), Readable.from([Buffer.from(input)]));
     await runner.schedule(job);

@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { createHash, randomBytes } from "node:crypto";
+import { createHash } from "node:crypto";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { Readable } from "node:stream";
@@ -14,6 +14,7 @@ import { jobKeys } from "../../src/jobs/storage/types.js";
 import { jobStore } from "../../src/jobs/store.js";
 import type { JobRow } from "../../src/jobs/tables.js";
 import { freshDatabase } from "../support/databases.js";
+import { jobRow } from "../support/jobs.js";
 
 /**
  * The acceptance test of issue #10 item 6: two `labphi worker` processes (real child processes
@@ -131,37 +132,13 @@ describe("labphi worker: two processes on one PostgreSQL, one killed mid-segment
 
     // a compress job of 12 segments of 384 KiB at level balanced (each segment ~1 s on one thread)
     const original = textBytes(12 * 384 * 1024, 99);
-    const id = `job_${randomBytes(6).toString("hex")}`;
-    const at = new Date().toISOString();
-    const job: JobRow = {
-      id,
-      quote_id: `qt_${id}`,
-      token_hash: sha256(Buffer.from(id)),
-      state: "queued",
-      product: "auto",
-      data_class: "text",
-      op: "compress",
+    const job = jobRow({
       level: "balanced",
       bytes_quoted: original.length,
       bytes_in: original.length,
-      bytes_out: 0,
       input_sha256: sha256(original),
-      output_sha256: null,
-      segments_total: 0,
-      segments_done: 0,
-      attempts: 0,
-      error_code: null,
-      error_detail: null,
-      paid_by: "free",
-      payment_ref: null,
-      identity_id: null,
-      email: null,
-      created_at: at,
-      updated_at: at,
-      started_at: null,
-      finished_at: null,
-      upload_gen: null,
-    };
+    });
+    const id = job.id;
     await jobStore.insertJob(db.kysely, job);
     const store = new LocalObjectStore(dataDir);
     await store.put(jobKeys.input(id), Readable.from([original]));
