@@ -84,6 +84,15 @@ export const bullJobId = (id: string) => id.replace(/%/g, "%25").replace(/:/g, "
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
+/**
+ * A failure that ends the task. A job that will be retried can read "failed" for a moment on its
+ * way to "delayed" (seen once in CI: the reason of attempt 1 taken as the final one), so a failed
+ * state counts only once the job has finished or has no attempt left.
+ */
+function finallyFailed(job: Job, state: string): boolean {
+  return state === "failed" && (Boolean(job.finishedOn) || job.attemptsMade >= (job.opts.attempts ?? 1));
+}
+
 export class BullTaskQueue implements TaskQueue {
   readonly kind = "bullmq" as const;
   readonly leaseMs: number;
@@ -163,7 +172,7 @@ export class BullTaskQueue implements TaskQueue {
     if (!job) return undefined;
     const s = await job.getState();
     const state =
-      s === "completed" ? "done" : s === "failed" ? "failed" : s === "active" ? "active" : ("waiting" as const);
+      s === "completed" ? "done" : finallyFailed(job, s) ? "failed" : s === "active" ? "active" : ("waiting" as const);
     const data = job.data as Data;
     return {
       id,
@@ -202,7 +211,7 @@ export class BullTaskQueue implements TaskQueue {
       if (!job) return;
       void job
         .getState()
-        .then((s) => (s === "failed" ? this.report(job, job.failedReason, job.attemptsStarted) : undefined))
+        .then((s) => (finallyFailed(job, s) ? this.report(job, job.failedReason, job.attemptsStarted) : undefined))
         .catch((err) => this.log(`failed-event handling: ${errorMessage(err)}`));
     });
     this.worker = worker;
