@@ -1,7 +1,8 @@
 /**
  * bench:suite — a generated input pushed through the suite-job API end to end (issue #10 item 8).
  *
- *   npm run bench:suite [-- --size 2GB] [--lib-mb 134.217728] [--threads N] [--keep] [--sample BYTES]
+ *   npm run bench:suite [-- --size 2GB] [--lib-mb 134.217728] [--threads N] [--runs N] [--out FILE]
+ *                          [--keep] [--sample BYTES]
  *
  * Starts the HTTP service (`node bin/labphi.mjs serve`, what `npm start` runs) and one `labphi worker`
  * (`node bin/labphi.mjs worker`) as child processes on a temporary DATA_DIR (SQLite,
@@ -74,6 +75,22 @@ const LIB_BYTES = Math.min(SIZE, parseSize(`${opt("lib-mb") ?? "134.217728"}MB`)
 const DEFAULT_THREADS = Math.max(1, Math.min(4, os.availableParallelism()));
 const THREADS = opt("threads") ? Number(opt("threads")) : DEFAULT_THREADS;
 const KEEP = argv.includes("--keep");
+const RUNS = Math.max(1, Math.floor(Number(opt("runs") ?? 1)) || 1);
+/** bench/results/suite[-<size>MB][-threads<N>].json, or --out FILE */
+const RESULT_FILE =
+  opt("out") ??
+  path.join(
+    root,
+    "bench",
+    "results",
+    `suite${SIZE === DEFAULT_SIZE ? "" : `-${Math.round(SIZE / 1e6)}MB`}${THREADS === DEFAULT_THREADS ? "" : `-threads${THREADS}`}.json`,
+  );
+if (RUNS > 1) {
+  // the whole benchmark RUNS times, each in its own process (its own library passes, service and
+  // worker), then every run's figures and their median (bench/suite-runs.ts)
+  const { repeatRuns } = await import("./suite-runs.js");
+  process.exit(await repeatRuns({ runs: RUNS, argv, resultFile: RESULT_FILE }));
+}
 const UNIT = 4 * 1024 * 1024;
 const SEED = 42;
 
@@ -375,6 +392,17 @@ function procStatus(pid: number): { rss: number; hwm: number } | undefined {
 }
 
 const TICK = 100; // USER_HZ on Linux
+/** The whole machine's idle and steal seconds so far (/proc/stat "cpu": all CPUs together). */
+function machineSeconds(): { idle: number; steal: number } {
+  try {
+    const f = (/^cpu\s+(.*)$/m.exec(fs.readFileSync("/proc/stat", "utf8"))?.[1] ?? "").split(/\s+/).map(Number);
+    // user nice system idle iowait irq softirq steal
+    return { idle: ((f[3] ?? 0) + (f[4] ?? 0)) / TICK, steal: (f[7] ?? 0) / TICK };
+  } catch {
+    return { idle: 0, steal: 0 };
+  }
+}
+
 function cpuSeconds(pid: number): number {
   try {
     const s = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
@@ -475,7 +503,8 @@ say(`library: compress level fast, ${UNIT} B chunks one at a time, first ${fmt(m
 // warm-up (JIT, native backends)
 await compress(new Uint8Array(Buffer.from("warm up ".repeat(50_000))), { level: "fast" });
 /** One pass of the library over the first LIB_BYTES: MB/s single thread. */
-async function libraryPass(): Promise<{ bytes: number; out: number; ms: number; mb_s: number }> {
+async function libraryPass(): Promise<{ bytes: number; out: number; ms: number; mb_s: number; steal_s: number }> {
+  const before = machineSeconds();
   let bytes = 0;
   let out = 0;
   let ms = 0;
@@ -486,7 +515,8 @@ async function libraryPass(): Promise<{ bytes: number; out: number; ms: number; 
     bytes += chunk.length;
     out += c.length;
   }
-  return { bytes, out, ms, mb_s: mb(bytes) / (ms / 1000) };
+  const steal_s = Math.round((machineSeconds().steal - before.steal) * 10) / 10;
+  return { bytes, out, ms, mb_s: mb(bytes) / (ms / 1000), steal_s };
 }
 // Passes before the job and one after it (the children idle): this VM's speed drifts by ±15 %
 // between minutes, and the ratio below is taken against the fastest pass (the stricter target).
@@ -566,11 +596,20 @@ say(`service pid ${servicePid} on ${base}; worker pid ${workerPid}: ${worker.lin
 const rss = { service: new RssSampler(servicePid), worker: new RssSampler(workerPid) };
 const idle = { service: procStatus(servicePid)?.rss ?? 0, worker: procStatus(workerPid)?.rss ?? 0 };
 
-const cpu = () => ({ service: cpuSeconds(servicePid), worker: cpuSeconds(workerPid), bench: process.cpuUsage() });
+const cpu = () => ({
+  service: cpuSeconds(servicePid),
+  worker: cpuSeconds(workerPid),
+  bench: process.cpuUsage(),
+  machine: machineSeconds(),
+});
+const tenth = (x: number) => Math.round(x * 10) / 10;
 const cpuDelta = (a: ReturnType<typeof cpu>, b: ReturnType<typeof cpu>) => ({
-  service_s: Math.round((b.service - a.service) * 10) / 10,
-  worker_s: Math.round((b.worker - a.worker) * 10) / 10,
-  bench_s: Math.round(((b.bench.user - a.bench.user + b.bench.system - a.bench.system) / 1e6) * 10) / 10,
+  service_s: tenth(b.service - a.service),
+  worker_s: tenth(b.worker - a.worker),
+  bench_s: tenth((b.bench.user - a.bench.user + b.bench.system - a.bench.system) / 1e6),
+  // all CPUs together: idle (what nobody used) and steal (what the hypervisor gave to other guests)
+  idle_s: tenth(b.machine.idle - a.machine.idle),
+  steal_s: tenth(b.machine.steal - a.machine.steal),
 });
 
 let exitCode = 0;
@@ -738,6 +777,7 @@ try {
       what: `compress(4 MiB chunk, { level: "fast" }) one at a time over the first ${LIB_BYTES} B; two passes before the job (brotli on libuv's pool, then in the calling thread), one after (calling thread); the fastest counts`,
       bytes: libIn,
       passes_mb_s: libPasses.map((p) => Math.round(p.mb_s * 100) / 100),
+      passes_steal_s: libPasses.map((p) => p.steal_s),
       seconds: libBest.ms / 1000,
       mb_s: libMBs,
       ratio: libOut / libIn,
@@ -756,6 +796,8 @@ try {
       what: "upload start → job done → output downloaded and its SHA-256 equal to the job's output_sha256",
       seconds: s(t0, t3),
       mb_s: e2eMBs,
+      idle_s: cpuDelta(c0, c3).idle_s,
+      steal_s: cpuDelta(c0, c3).steal_s,
     },
     with_client_decode: {
       what: "end to end plus the restore check (the client downloading again and decompressing)",
@@ -772,23 +814,20 @@ try {
     },
     verified,
   };
-  const file = path.join(
-    root,
-    "bench",
-    "results",
-    `suite${SIZE === DEFAULT_SIZE ? "" : `-${Math.round(mb(SIZE))}MB`}${THREADS === DEFAULT_THREADS ? "" : `-threads${THREADS}`}.json`,
-  );
+  const file = RESULT_FILE;
   fs.mkdirSync(path.dirname(file), { recursive: true });
   fs.writeFileSync(file, `${JSON.stringify(result, null, 2)}\n`);
 
   const ok = (met: boolean) => (met ? "met" : "NOT met");
-  const cpuCell = (p: { cpu: { service_s: number; worker_s: number; bench_s: number } }) =>
-    `${p.cpu.service_s} / ${p.cpu.worker_s} / ${p.cpu.bench_s}`;
+  const cpuCell = (p: { cpu: ReturnType<typeof cpuDelta> }) =>
+    `${p.cpu.service_s} / ${p.cpu.worker_s} / ${p.cpu.bench_s} | ${p.cpu.idle_s} / ${p.cpu.steal_s}`;
   console.log(
     `\nbench:suite — ${fmt(mb(SIZE), 0)} MB generated text records, compress level fast, 1 service + 1 worker (${THREADS} threads); ${result.cpus} CPUs (${result.cpu_model}), load ${result.loadavg_1m}, Node ${process.version}\n`,
   );
-  console.log("| phase | seconds | MB/s (input MB / phase time) | CPU s: service / worker / bench |");
-  console.log("|---|---:|---:|---|");
+  console.log(
+    `| phase | seconds | MB/s (input MB / phase time) | CPU s: service / worker / bench | ${result.cpus} CPUs: idle / steal s |`,
+  );
+  console.log("|---|---:|---:|---|---|");
   console.log(
     `| upload (PUT, streamed; segments coded meanwhile) | ${fmt(phases.upload.seconds)} | ${fmt(phases.upload.mb_s)} | ${cpuCell(phases.upload)} |`,
   );
@@ -798,12 +837,14 @@ try {
   console.log(
     `| download, SHA-256 = job's | ${fmt(phases.download_verify.seconds)} | ${fmt(phases.download_verify.mb_s)} | ${cpuCell(phases.download_verify)} |`,
   );
-  console.log(`| **end to end** | ${fmt(result.end_to_end.seconds)} | **${fmt(e2eMBs)}** | |`);
+  console.log(
+    `| **end to end** | ${fmt(result.end_to_end.seconds)} | **${fmt(e2eMBs)}** | | ${result.end_to_end.idle_s} / ${result.end_to_end.steal_s} |`,
+  );
   console.log(
     `| restore check (after the clock): download again, decompress, SHA-256 = input's | ${fmt(phases.restore_check.seconds)} | ${fmt(phases.restore_check.mb_s)} | ${cpuCell(phases.restore_check)} |`,
   );
   console.log(
-    `| end to end with the restore check | ${fmt(result.with_client_decode.seconds)} | ${fmt(result.with_client_decode.mb_s)} | |`,
+    `| end to end with the restore check | ${fmt(result.with_client_decode.seconds)} | ${fmt(result.with_client_decode.mb_s)} | | |`,
   );
   console.log("");
   console.log("| figure | value | target |");
