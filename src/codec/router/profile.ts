@@ -1,3 +1,4 @@
+import { isUtf8 as validUtf8 } from "node:buffer";
 import { pickExponent } from "../chambers/float/index.js";
 
 /**
@@ -101,13 +102,9 @@ function magicOf(b: Uint8Array): string | null {
   return null;
 }
 
+/** Strict UTF-8 (the WHATWG fatal decoder's rule), validated in place: no string is built. */
 function isUtf8(b: Uint8Array): boolean {
-  try {
-    new TextDecoder("utf-8", { fatal: true }).decode(b);
-    return true;
-  } catch {
-    return false;
-  }
+  return b.length === 0 || validUtf8(b);
 }
 
 function looksJson(b: Uint8Array, utf8: boolean): boolean {
