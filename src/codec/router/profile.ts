@@ -1,4 +1,3 @@
-import { isUtf8 as validUtf8 } from "node:buffer";
 import { pickExponent } from "../chambers/float/index.js";
 
 /**
@@ -102,9 +101,13 @@ function magicOf(b: Uint8Array): string | null {
   return null;
 }
 
-/** Strict UTF-8 (the WHATWG fatal decoder's rule), validated in place: no string is built. */
 function isUtf8(b: Uint8Array): boolean {
-  return b.length === 0 || validUtf8(b);
+  try {
+    new TextDecoder("utf-8", { fatal: true }).decode(b);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 function looksJson(b: Uint8Array, utf8: boolean): boolean {
