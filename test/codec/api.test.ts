@@ -43,6 +43,25 @@ describe("public API", () => {
     expect(declared.feats.declared).toBe("int32");
   });
 
+  it("profile calls text UTF-8 only when it is strict UTF-8 (the WHATWG fatal decoder's rule)", () => {
+    const words = "plain words in a sentence, again and again.\n".repeat(20);
+    const textWith = (bytes: number[]) => Uint8Array.from([...utf8(words), ...bytes, ...utf8(words)]);
+    // valid: multi-byte characters and a BOM
+    expect(profile(textWith([0xc3, 0xa9, 0xe2, 0x82, 0xac, 0xf0, 0x9d, 0x84, 0x9e])).feats.utf8).toBe(true);
+    expect(profile(Uint8Array.from([0xef, 0xbb, 0xbf, ...utf8(words)])).feats.utf8).toBe(true);
+    // invalid: an overlong NUL, an encoded surrogate, a code point past U+10FFFF, a cut sequence
+    for (const bad of [
+      [0xc0, 0x80],
+      [0xed, 0xa0, 0x80],
+      [0xf4, 0x90, 0x80, 0x80],
+      [0xe2, 0x82],
+    ]) {
+      const p = profile(textWith(bad));
+      expect(p.feats.utf8).toBe(false);
+      expect(p.data_class).not.toBe("text");
+    }
+  });
+
   it("route returns the chamber, candidates, label and reason per level", () => {
     const b = i32(Array.from({ length: 1000 }, (_, i) => i * i));
     const fast = route(b, { level: "fast" });
