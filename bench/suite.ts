@@ -30,7 +30,8 @@
  * SHA-256 must equal the job's output_sha256. Then (untimed, printed) the restore check: the
  * output downloaded again and decompressed by the library must hash to the input's SHA-256.
  * BENCH_WORKER_ARGS / BENCH_SERVICE_ARGS (e.g. "--cpu-prof --cpu-prof-dir=DIR") pass node options to
- * the worker / the service (CPU profiles).
+ * the worker / the service (CPU profiles); BENCH_LOG_DIR=DIR keeps each child's output in
+ * DIR/<service|worker>.log (e.g. with "--trace-gc").
  *
  * RSS: /proc/<pid>/status of the service and of the worker every 200 ms (VmRSS; VmHWM is the
  * kernel's peak, which also catches spikes between samples). CPU seconds per phase come from
@@ -366,7 +367,11 @@ function start(name: string, args: string[], env: NodeJS.ProcessEnv): Proc {
   });
   const p: Proc = { name, child, lines: [], exit: new Promise((r) => child.on("exit", (code) => r(code))) };
   let buf = "";
+  // BENCH_LOG_DIR: every line of the child's output also goes to <dir>/<name>.log (e.g. --trace-gc)
+  const logDir = process.env.BENCH_LOG_DIR;
+  const log = logDir ? fs.createWriteStream(path.join(logDir, `${name}.log`)) : undefined;
   const take = (chunk: Buffer) => {
+    log?.write(chunk);
     buf += String(chunk);
     for (let i = buf.indexOf("\n"); i >= 0; i = buf.indexOf("\n")) {
       const line = buf.slice(0, i);
