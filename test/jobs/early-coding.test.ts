@@ -252,6 +252,20 @@ describe("LocalObjectStore: reading an object while it is written", () => {
     expect(fs.readdirSync(path.join(dir, "jobs", "job_growing"))).toEqual(["input"]);
   });
 
+  it("a new growing put removes the file an earlier, interrupted one left under another tag", async () => {
+    const key = jobKeys.input("job_leftover");
+    const folder = path.join(dir, "jobs", "job_leftover");
+    fs.mkdirSync(folder, { recursive: true });
+    // what a process killed during an upload leaves behind, and another object's temporary file
+    fs.writeFileSync(path.join(folder, ".input.0badc0ffee00.growing"), randomBytes(70_000));
+    fs.writeFileSync(path.join(folder, ".other.0badc0ffee00.growing"), "not this key's");
+    const data = randomBytes(20_000);
+    const put = await store.put(key, Readable.from([data]), { growing: { tag: "f00d", written: () => {} } });
+    expect(put).toEqual({ bytes: 20_000, sha256: sha256(data) });
+    expect(fs.readdirSync(folder).sort()).toEqual([".other.0badc0ffee00.growing", "input"]);
+    expect(fs.readFileSync(path.join(folder, "input")).equals(data)).toBe(true);
+  });
+
   it("rejects a tag that is not a plain name", async () => {
     await expect(
       store.put(jobKeys.input("job_badtag"), Readable.from([Buffer.from("x")]), {

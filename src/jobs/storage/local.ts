@@ -39,6 +39,7 @@ export class LocalObjectStore implements ObjectStore {
     const tmp = growing
       ? this.growingFile(key, growing.tag)
       : path.join(path.dirname(file), `.${path.basename(file)}.${randomBytes(6).toString("hex")}.tmp`);
+    if (growing) await this.removeEarlierGrowing(key, growing.tag);
     const capped = new CappedBody(opts.maxBytes);
     try {
       await pipeline(
@@ -53,6 +54,22 @@ export class LocalObjectStore implements ObjectStore {
     }
     if (capped.over) throw new ObjectTooLarge(opts.maxBytes ?? 0, capped.bytes);
     return { bytes: capped.bytes, sha256: capped.sha256 };
+  }
+
+  /**
+   * A new growing put of `key` removes what earlier ones under other tags left (a process killed
+   * during an upload leaves its growing file; the upload sent again is the one that counts). A
+   * reader still holding such a file keeps its bytes until it closes it.
+   */
+  private async removeEarlierGrowing(key: string, tag: string): Promise<void> {
+    const file = this.file(key);
+    const prefix = `.${path.basename(file)}.`;
+    const ours = path.basename(this.growingFile(key, tag));
+    for (const name of await fs.readdir(path.dirname(file))) {
+      if (name !== ours && name.startsWith(prefix) && name.endsWith(".growing")) {
+        await fs.rm(path.join(path.dirname(file), name), { force: true });
+      }
+    }
   }
 
   async get(key: string, range?: { start: number; end: number }, opts: { growing?: string } = {}): Promise<Readable> {
