@@ -97,6 +97,7 @@ const envSchema = z.object({
   DATABASE_URL: optionalString.refine((v) => v === undefined || /^postgres(ql)?:\/\//.test(v), {
     message: "must be a postgres:// or postgresql:// connection URL",
   }),
+  DATABASE_STATEMENT_TIMEOUT_SECONDS: intIn(0, 86_400, 30),
   ADMIN_TOKEN: optionalString.refine((v) => v === undefined || v.length >= 16, {
     message: "must be at least 16 characters",
   }),
@@ -229,6 +230,8 @@ export interface Config {
   baseUrl: string;
   dataDir: string;
   databaseUrl: string | undefined;
+  /** PostgreSQL: a statement running longer is cancelled (503 database_timeout); 0 = no limit. */
+  statementTimeoutSeconds: number;
   adminToken: string | undefined;
   accessTokenSecret: string | undefined;
   logLevel: Env["LOG_LEVEL"];
@@ -465,6 +468,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     baseUrl,
     dataDir: path.resolve(e.DATA_DIR ?? "./data"),
     databaseUrl: e.DATABASE_URL,
+    statementTimeoutSeconds: e.DATABASE_STATEMENT_TIMEOUT_SECONDS,
     adminToken: e.ADMIN_TOKEN,
     accessTokenSecret: e.ACCESS_TOKEN_SECRET,
     logLevel: e.LOG_LEVEL,

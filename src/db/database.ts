@@ -18,11 +18,13 @@ export interface Db {
 export interface DatabaseOptions {
   dataDir: string;
   databaseUrl?: string | undefined;
+  /** PostgreSQL: statements running longer are cancelled by the server (0 or absent: no limit). */
+  statementTimeoutSeconds?: number | undefined;
 }
 
 /** SQLite under dataDir by default; PostgreSQL when a URL is given. */
 export function openDatabase(options: DatabaseOptions): Db {
-  if (options.databaseUrl) return openPostgres(options.databaseUrl);
+  if (options.databaseUrl) return openPostgres(options.databaseUrl, options.statementTimeoutSeconds ?? 0);
   return openSqlite(path.join(options.dataDir, "labphi.sqlite"));
 }
 
@@ -68,11 +70,20 @@ function openSqlite(file: string): Db {
 /** How long a request waits for a PostgreSQL connection before answering 503 database_unavailable. */
 export const PG_CONNECT_TIMEOUT_MS = 10_000;
 
-function openPostgres(url: string): Db {
+function openPostgres(url: string, statementTimeoutSeconds: number): Db {
   // int8 (bigint) columns come back as JS numbers only when safe; we keep them as strings otherwise.
   // F14: a bounded wait for a connection, and an idle client's error (the server restarting) only
   // drops that client: without a listener the pool's 'error' event would end the process.
-  const pool = new pg.Pool({ connectionString: url, max: 10, connectionTimeoutMillis: PG_CONNECT_TIMEOUT_MS });
+  // A statement that runs longer than the limit is cancelled by the server (SQLSTATE 57014, answered
+  // 503 database_timeout), so a stuck query cannot hold one of the pool's ten connections for ever.
+  // It is the connections' startup setting: `RESET statement_timeout` returns to it (migrations
+  // run without it, see migrate.ts).
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: 10,
+    connectionTimeoutMillis: PG_CONNECT_TIMEOUT_MS,
+    ...(statementTimeoutSeconds > 0 ? { statement_timeout: statementTimeoutSeconds * 1000 } : {}),
+  });
   pool.on("error", () => {});
   // A client checked out between two statements (inside a transaction) that loses its server emits
   // 'error' on itself, not on the pool: without a listener that ends the process too. The statement

@@ -105,6 +105,16 @@ export function infrastructureProblem(err: unknown): Problem | undefined {
       "The service's storage is full; nothing was stored for this request and nothing stored earlier is lost. Retry later.",
     );
   }
+  if (code === "57014") {
+    // query_canceled: DATABASE_STATEMENT_TIMEOUT_SECONDS passed (or an operator cancelled it)
+    return new Problem(
+      503,
+      "database_timeout",
+      "The database took too long to answer this request and it was cancelled; retry shortly (nothing was changed by this request unless a later retry says so).",
+      { retry_after: 5 },
+      { "Retry-After": "5" },
+    );
+  }
   if ((typeof code === "string" && DB_DOWN_CODES.has(code)) || DB_DOWN_MESSAGE.test(err.message)) {
     return new Problem(
       503,

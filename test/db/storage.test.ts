@@ -1,10 +1,12 @@
+import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Catalog } from "../../src/catalog/service.js";
-import type { Db } from "../../src/db/database.js";
+import { type Db, openDatabase } from "../../src/db/database.js";
 import { migrateToLatest } from "../../src/db/migrate.js";
 import { persistentSetting } from "../../src/db/settings.js";
+import { toProblem } from "../../src/http/errors.js";
 import { OrderService } from "../../src/orders/service.js";
-import { ENGINES, freshDatabase } from "../support/databases.js";
+import { createPostgresDatabase, ENGINES, freshDatabase } from "../support/databases.js";
 
 describe.each(ENGINES)("storage on %s", (engine) => {
   let db: Db;
@@ -60,4 +62,32 @@ describe.each(ENGINES)("storage on %s", (engine) => {
     const audit = await db.kysely.selectFrom("audit_log").selectAll().where("subject", "=", order.id).execute();
     expect(audit.map((a) => a.action)).toEqual(["order.revoked"]);
   });
+});
+
+describe("PostgreSQL statement timeout (DATABASE_STATEMENT_TIMEOUT_SECONDS)", () => {
+  it("cancels a statement that runs longer (503 database_timeout); migrations run without it", async () => {
+    const databaseUrl = await createPostgresDatabase();
+    const db = openDatabase({ dataDir: "/nonexistent", databaseUrl, statementTimeoutSeconds: 1 });
+    try {
+      // a migration may take longer than the limit: migrateToLatest lifts it on its connection
+      expect((await migrateToLatest(db)).length).toBeGreaterThan(0);
+      const started = Date.now();
+      const err = await sql`select pg_sleep(3)`.execute(db.kysely).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(Date.now() - started).toBeLessThan(2500);
+      expect((err as { code?: string }).code).toBe("57014");
+      expect(toProblem(err as Error).code).toBe("database_timeout");
+      // the connection the migrations used is back under the limit, and the pool still works
+      const settings = await Promise.all(
+        Array.from({ length: 3 }, () => sql<{ statement_timeout: string }>`show statement_timeout`.execute(db.kysely)),
+      );
+      expect(settings.map((r) => r.rows[0]?.statement_timeout)).toEqual(["1s", "1s", "1s"]);
+      const fast = await sql<{ n: number }>`select 1 as n`.execute(db.kysely);
+      expect(fast.rows[0]?.n).toBe(1);
+    } finally {
+      await db.close();
+    }
+  }, 30_000);
 });

@@ -28,11 +28,28 @@ describe("toProblem for infrastructure faults", () => {
     expect(p.headers["Retry-After"]).toBe("5");
   });
 
+  it("a statement cancelled by the server (57014, DATABASE_STATEMENT_TIMEOUT_SECONDS) → 503 database_timeout", () => {
+    const p = toProblem(sysError("57014", "canceling statement due to statement timeout"));
+    expect(p.status).toBe(503);
+    expect(p.code).toBe("database_timeout");
+    expect(p.headers["Retry-After"]).toBe("5");
+  });
+
   it("other errors stay as they were: a unique violation or a plain bug is a 500, a SQL error too", () => {
     expect(infrastructureProblem(sysError("23505", "duplicate key"))).toBeUndefined();
     expect(infrastructureProblem(new TypeError("x is undefined"))).toBeUndefined();
     expect(infrastructureProblem("ENOSPC")).toBeUndefined();
     expect(toProblem(sysError("42P01", 'relation "x" does not exist')).status).toBe(500);
+  });
+});
+
+describe("DATABASE_STATEMENT_TIMEOUT_SECONDS", () => {
+  it("defaults to 30 s, takes 0 (no limit) to 86,400 s, refuses anything else", () => {
+    expect(testConfig().statementTimeoutSeconds).toBe(30);
+    expect(testConfig({ DATABASE_STATEMENT_TIMEOUT_SECONDS: "0" }).statementTimeoutSeconds).toBe(0);
+    for (const bad of ["-1", "86401", "long"]) {
+      expect(() => testConfig({ DATABASE_STATEMENT_TIMEOUT_SECONDS: bad })).toThrow(ConfigError);
+    }
   });
 });
 
