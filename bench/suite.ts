@@ -3,6 +3,7 @@
  *
  *   npm run bench:suite [-- --size 2GB] [--lib-mb 134.217728] [--threads N] [--runs N] [--out FILE]
  *                          [--keep] [--sample BYTES]
+ *   npm run bench:suite -- --case decompress [--size 1GB] [--threads N]
  *
  * Starts the HTTP service (`node bin/labphi.mjs serve`, what `npm start` runs) and one `labphi worker`
  * (`node bin/labphi.mjs worker`) as child processes on a temporary DATA_DIR (SQLite,
@@ -39,6 +40,13 @@
  *
  * Prints a Markdown table and writes bench/results/suite.json (suite-<size>MB.json for a size other
  * than the default 2 GB, -threads<N> for a thread count other than the default).
+ *
+ * `--case decompress` (issue #21): the same service and worker, a decompress job whose input is the
+ * stream `labphi compress` writes for SIZE zero bytes (default 1 GB: 4 MiB records of 18 bytes, a
+ * few KB in all). First a job quoted at the input's size must be refused (409
+ * output_exceeds_quote, nothing decoded); then a job quoted at SIZE decompressed bytes runs, its
+ * output is downloaded and hashed (it must be SIZE zeros), and the peak RSS of the service and the
+ * worker are printed (target ≤ 300 MB each). Writes bench/results/suite-decompress.json.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
@@ -70,7 +78,10 @@ const opt = (name: string): string | undefined => {
   const i = argv.indexOf(`--${name}`);
   return i >= 0 ? argv[i + 1] : undefined;
 };
-const DEFAULT_SIZE = 2e9;
+/** `--case decompress`: a tiny stream that decodes to SIZE bytes (default 1 GB), see decompressCase */
+const CASE = opt("case") ?? "compress";
+if (CASE !== "compress" && CASE !== "decompress") throw new Error(`--case compress or decompress, not ${CASE}`);
+const DEFAULT_SIZE = CASE === "decompress" ? 1e9 : 2e9;
 const SIZE = parseSize(opt("size") ?? String(DEFAULT_SIZE));
 const LIB_BYTES = Math.min(SIZE, parseSize(`${opt("lib-mb") ?? "134.217728"}MB`));
 const DEFAULT_THREADS = Math.max(1, Math.min(4, os.availableParallelism()));
@@ -84,7 +95,7 @@ const RESULT_FILE =
     root,
     "bench",
     "results",
-    `suite${SIZE === DEFAULT_SIZE ? "" : `-${Math.round(SIZE / 1e6)}MB`}${THREADS === DEFAULT_THREADS ? "" : `-threads${THREADS}`}.json`,
+    `suite${CASE === "decompress" ? "-decompress" : ""}${SIZE === DEFAULT_SIZE ? "" : `-${Math.round(SIZE / 1e6)}MB`}${THREADS === DEFAULT_THREADS ? "" : `-threads${THREADS}`}.json`,
   );
 if (RUNS > 1) {
   // the whole benchmark RUNS times, each in its own process (its own library passes, service and
@@ -495,6 +506,8 @@ const env: NodeJS.ProcessEnv = {
   CONNECTION_TIMEOUT_SECONDS: "3600",
 };
 
+if (CASE === "decompress") process.exit(await decompressCase());
+
 say(`size ${SIZE} B (${fmt(mb(SIZE))} MB), ${os.cpus().length} CPUs, DATA_DIR ${dataDir}`);
 
 // 0. the input's pool (timed: the generator's own speed)
@@ -897,3 +910,222 @@ try {
   else say(`kept ${dataDir}`);
 }
 process.exit(exitCode);
+
+// ------------------------------------------------------------------ --case decompress
+
+/**
+ * A decompress job of a tiny input that decodes to SIZE bytes (issue #21 item 1): first refused
+ * when quoted at the input's size, then run with a quote of SIZE decompressed bytes; the output is
+ * downloaded into a SHA-256 and the peak RSS of the service and the worker are printed. Exit code.
+ */
+async function decompressCase(): Promise<number> {
+  say(`case decompress: output ${SIZE} B (${fmt(mb(SIZE))} MB), ${os.cpus().length} CPUs, DATA_DIR ${dataDir}`);
+  // what `labphi compress` writes for SIZE zeros: 4 MiB records, each the same small container
+  const full = await compress(new Uint8Array(UNIT), { level: "fast" });
+  const rec = (c: Uint8Array) => {
+    const head: number[] = [];
+    for (let v = c.length; ; v = Math.floor(v / 128)) {
+      if (v < 0x80) {
+        head.push(v);
+        break;
+      }
+      head.push((v & 0x7f) | 0x80);
+    }
+    return Buffer.concat([Buffer.from(head), c]);
+  };
+  const parts: Buffer[] = [];
+  for (let left = SIZE; left > 0; left -= UNIT) {
+    parts.push(rec(left >= UNIT ? full : await compress(new Uint8Array(left), { level: "fast" })));
+  }
+  const stream = Buffer.concat(parts);
+  const wantSha = (() => {
+    const h = createHash("sha256");
+    const zeros = Buffer.alloc(1 << 20);
+    for (let left = SIZE; left > 0; left -= zeros.length) h.update(zeros.subarray(0, Math.min(zeros.length, left)));
+    return h.digest("hex");
+  })();
+  say(`input: ${stream.length} B in ${parts.length} records, declaring ${SIZE} B`);
+
+  const service = start(
+    "service",
+    [...(process.env.BENCH_SERVICE_ARGS?.split(" ") ?? []), "bin/labphi.mjs", "serve"],
+    env,
+  );
+  for (const until = Date.now() + 60_000; ; await sleep(200)) {
+    if (service.child.exitCode !== null) throw new Error(`service exited:\n${service.lines.join("\n")}`);
+    const up = await fetch(`${base}/api/x402-products`).then(
+      (r) => r.ok,
+      () => false,
+    );
+    if (up) break;
+    if (Date.now() > until) throw new Error("the service did not start");
+  }
+  const worker = start(
+    "worker",
+    [...(process.env.BENCH_WORKER_ARGS?.split(" ") ?? []), "bin/labphi.mjs", "worker"],
+    env,
+  );
+  for (const until = Date.now() + 60_000; !worker.lines.some((l) => / ready: /.test(l)); await sleep(100)) {
+    if (worker.child.exitCode !== null) throw new Error(`worker exited:\n${worker.lines.join("\n")}`);
+    if (Date.now() > until) throw new Error("the worker did not start");
+  }
+  const servicePid = service.child.pid as number;
+  const workerPid = worker.child.pid as number;
+  const idle = { service: procStatus(servicePid)?.rss ?? 0, worker: procStatus(workerPid)?.rss ?? 0 };
+  const rss = { service: new RssSampler(servicePid), worker: new RssSampler(workerPid) };
+  say(
+    `service pid ${servicePid}, worker pid ${workerPid}; idle RSS ${fmt(mb(idle.service), 0)} / ${fmt(mb(idle.worker), 0)} MB`,
+  );
+
+  // a join-work identity: its 100 GB monthly free cap covers both jobs (issue #21 item 2)
+  const joined = await request(`${base}/api/join-work`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ name: "bench suite", intent: "measure a decompress job.", seed: "b".repeat(33) }),
+  });
+  const identity = await json(joined);
+  if ((joined.statusCode ?? 0) >= 300)
+    throw new Error(`POST /api/join-work: ${joined.statusCode} ${JSON.stringify(identity)}`);
+  const buy = async (bytes: number) => {
+    const res = await request(`${base}/api/x402-suite`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-identity-token": identity.token as string },
+      body: JSON.stringify({ product: "auto", dataClass: "zeros", op: "decompress", bytes, level: "fast" }),
+    });
+    const body = await json(res);
+    if (res.statusCode !== 200) throw new Error(`POST /api/x402-suite: ${res.statusCode} ${JSON.stringify(body)}`);
+    return { id: body.job_id as string, auth: { authorization: `Bearer ${body.job_token as string}` } };
+  };
+  const put = async (job: { id: string; auth: Record<string, string> }) => {
+    const res = await request(`${base}/api/jobs/${job.id}/input`, {
+      method: "PUT",
+      headers: { ...job.auth, "content-type": "application/octet-stream", "content-length": String(stream.length) },
+      body: Readable.from([stream]),
+    });
+    return { status: res.statusCode ?? 0, body: await json(res) };
+  };
+
+  let code = 0;
+  try {
+    // 1. quoted at the input's size (what decompress quotes meant before): refused, nothing decoded
+    const small = await buy(stream.length);
+    const refused = await put(small);
+    if (refused.status !== 409 || refused.body.code !== "output_exceeds_quote") {
+      throw new Error(
+        `a job quoted at ${stream.length} B was not refused: ${refused.status} ${JSON.stringify(refused.body)}`,
+      );
+    }
+    const fresh = refused.body.quote as Record<string, unknown> | null;
+    say(
+      `quoted at ${stream.length} B: 409 output_exceeds_quote, declared ${refused.body.declared_bytes} B; fresh quote ${fresh?.quote_id} for ${fresh?.bytes} B (${fresh?.free ? "free" : `${fresh?.amount_usd} USD`})`,
+    );
+
+    // 2. quoted at the decompressed size: runs
+    const job = await buy(SIZE);
+    const t0 = performance.now();
+    const c0 = { service: cpuSeconds(servicePid), worker: cpuSeconds(workerPid) };
+    const accepted = await put(job);
+    if (accepted.status !== 200) throw new Error(`PUT: ${accepted.status} ${JSON.stringify(accepted.body)}`);
+    let view: Record<string, unknown> = accepted.body;
+    let lastPrint = 0;
+    for (;;) {
+      view = await json(await request(`${base}/api/jobs/${job.id}`, { headers: job.auth }));
+      if (view.state === "done" || view.state === "failed") break;
+      if (performance.now() - lastPrint > 5000) {
+        lastPrint = performance.now();
+        say(
+          `job ${view.state}: ${view.segments_done}/${view.segments_total} segments, worker RSS ${fmt(mb(rss.worker.last), 0)} MB`,
+        );
+      }
+      await sleep(200);
+    }
+    const t1 = performance.now();
+    if (view.state !== "done") throw new Error(`job ${view.state}: ${JSON.stringify(view.error)}`);
+    const res = await request(`${base}/api/jobs/${job.id}/output`, { headers: job.auth });
+    if (res.statusCode !== 200) throw new Error(`GET output: ${res.statusCode}`);
+    const h = createHash("sha256");
+    let got = 0;
+    for await (const c of res) {
+      h.update(c as Buffer);
+      got += (c as Buffer).length;
+    }
+    const t2 = performance.now();
+    const c2 = { service: cpuSeconds(servicePid), worker: cpuSeconds(workerPid) };
+    rss.service.stop();
+    rss.worker.stop();
+    const sha = h.digest("hex");
+    const verified = got === SIZE && sha === wantSha && sha === view.output_sha256;
+    if (!verified) throw new Error(`output: ${got} B sha ${sha}; expected ${SIZE} zeros (${wantSha})`);
+    const LIMIT = 300e6;
+    const result = {
+      at: new Date().toISOString(),
+      node: process.version,
+      cpus: os.cpus().length,
+      cpu_model: os.cpus()[0]?.model,
+      command: `npm run bench:suite -- ${argv.join(" ")}`.trim(),
+      case: "decompress",
+      input: { bytes: stream.length, records: parts.length, what: "labphi compress's stream of SIZE zero bytes" },
+      refused_at_input_size: {
+        status: refused.status,
+        code: refused.body.code,
+        declared_bytes: refused.body.declared_bytes,
+      },
+      output: { bytes: got, sha256: sha, segments: view.segments_total },
+      worker_threads: THREADS,
+      job_seconds: (t1 - t0) / 1000,
+      download_seconds: (t2 - t1) / 1000,
+      output_mb_s: mb(SIZE) / ((t1 - t0) / 1000),
+      cpu_s: {
+        service: Math.round((c2.service - c0.service) * 10) / 10,
+        worker: Math.round((c2.worker - c0.worker) * 10) / 10,
+      },
+      rss: {
+        service: { idle: idle.service, peak: rss.service.peak, sampled_peak: rss.service.peakRss },
+        worker: { idle: idle.worker, peak: rss.worker.peak, sampled_peak: rss.worker.peakRss },
+        limit: LIMIT,
+        met: rss.service.peak <= LIMIT && rss.worker.peak <= LIMIT,
+      },
+      verified,
+    };
+    fs.mkdirSync(path.dirname(RESULT_FILE), { recursive: true });
+    fs.writeFileSync(RESULT_FILE, `${JSON.stringify(result, null, 2)}\n`);
+    const ok = (met: boolean) => (met ? "met" : "NOT met");
+    console.log(
+      `\nbench:suite --case decompress — ${stream.length} B stream → ${fmt(mb(SIZE), 0)} MB of zeros, 1 service + 1 worker (${THREADS} threads); ${result.cpus} CPUs (${result.cpu_model}), Node ${process.version}\n`,
+    );
+    console.log("| figure | value | target |");
+    console.log("|---|---:|---|");
+    console.log(
+      `| quoted at the input's size (${stream.length} B) | 409 output_exceeds_quote, declared ${refused.body.declared_bytes} B | refused |`,
+    );
+    console.log(
+      `| job (PUT → done) | ${fmt(result.job_seconds)} s, ${fmt(result.output_mb_s)} MB/s of output, ${view.segments_total} segments | |`,
+    );
+    console.log(`| download, SHA-256 = ${fmt(mb(SIZE), 0)} MB of zeros | ${fmt(result.download_seconds)} s | |`);
+    console.log(`| CPU s service / worker | ${result.cpu_s.service} / ${result.cpu_s.worker} | |`);
+    console.log(
+      `| peak RSS, service (idle ${fmt(mb(idle.service), 0)}) | ${fmt(mb(rss.service.peak), 0)} MB | ≤ 300 MB: ${ok(rss.service.peak <= LIMIT)} |`,
+    );
+    console.log(
+      `| peak RSS, worker (idle ${fmt(mb(idle.worker), 0)}) | ${fmt(mb(rss.worker.peak), 0)} MB | ≤ 300 MB: ${ok(rss.worker.peak <= LIMIT)} |`,
+    );
+    console.log(`\nwrote ${path.relative(root, RESULT_FILE)}`);
+  } catch (err) {
+    code = 1;
+    say(`FAILED: ${err instanceof Error ? err.message : String(err)}`);
+    say(`worker's last lines:\n${worker.lines.slice(-20).join("\n")}`);
+  } finally {
+    rss.service.stop();
+    rss.worker.stop();
+    worker.child.kill("SIGTERM");
+    service.child.kill("SIGTERM");
+    const gone = await Promise.race([Promise.all([worker.exit, service.exit]).then(() => true), sleep(30_000)]);
+    if (!gone) {
+      worker.child.kill("SIGKILL");
+      service.child.kill("SIGKILL");
+    }
+    if (!KEEP) fs.rmSync(dataDir, { recursive: true, force: true });
+    else say(`kept ${dataDir}`);
+  }
+  return code;
+}

@@ -23,6 +23,7 @@ import { identityRoutes } from "./identity/routes.js";
 import { suitePurchaseRoutes } from "./jobs/purchase-routes.js";
 import { quoteRoutes } from "./jobs/quote-routes.js";
 import { jobRoutes } from "./jobs/routes.js";
+import { tusLockerFor } from "./jobs/tus-locker.js";
 import { mcpRoutes } from "./mcp/http.js";
 import { olympiadActionRoutes } from "./olympiad/action-routes.js";
 import { olympiadDocumentRoutes } from "./olympiad/document-routes.js";
@@ -148,7 +149,8 @@ export async function buildApp(options: AppOptions): Promise<App> {
   metrics.attach(app);
   registerErrorHandling(app, routes);
   // Per-IP limits of paid, checkout, join and codec routes: before any route is registered.
-  await registerRateLimits(app, config);
+  // (on PostgreSQL the counters are shared by every instance; MCP tool calls count in them too)
+  const rateLimiter = await registerRateLimits(app, config, db);
   app.addHook("onRequest", (request, reply, done) => {
     reply.header("X-Request-Id", request.id);
     done();
@@ -230,7 +232,20 @@ export async function buildApp(options: AppOptions): Promise<App> {
   engineRoutes(app, { engine, identities });
   quoteRoutes(app, { quotes, identities, ttlSeconds: config.suiteQuotes.ttlSeconds });
   suitePurchaseRoutes(app, { purchase: suitePurchase, identities });
-  jobRoutes(app, { jobs, storage, db: db.kysely, dataDir: config.dataDir, baseUrl: config.baseUrl });
+  const tusLocker = tusLockerFor(db, config, (err) =>
+    app.log.warn({ err: safeError(err) }, "tus locker: connection failed"),
+  );
+  if (tusLocker) app.addHook("onClose", async () => tusLocker.close());
+  jobRoutes(app, {
+    jobs,
+    storage,
+    db: db.kysely,
+    dataDir: config.dataDir,
+    baseUrl: config.baseUrl,
+    minFreeDiskBytes: config.jobData.minFreeDiskBytes,
+    // PostgreSQL: a tus upload's PATCH requests may land on any instance (advisory locks)
+    locker: tusLocker,
+  });
   // olympiad routes: O1 begin
   olympiadDocumentRoutes(app, { documents: built.olympiad });
   // olympiad routes: O1 end
@@ -240,6 +255,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
     entry: built.olympiadEntry,
     teams: built.teams,
     governance: built.governance,
+    identities,
     baseUrl: config.baseUrl,
   });
   // olympiad routes: O2 end
@@ -254,6 +270,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
   mcpRoutes(app, {
     ...built,
     hasRoute: routeTableLookup(routes),
+    rateLimiter,
     onError: (err) => app.log.error({ err: safeError(err) }, "mcp: unexpected tool failure"),
   });
   // M1 end

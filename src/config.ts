@@ -98,6 +98,7 @@ const envSchema = z.object({
     message: "must be a postgres:// or postgresql:// connection URL",
   }),
   DATABASE_STATEMENT_TIMEOUT_SECONDS: intIn(0, 86_400, 30),
+  TUS_LOCK_CONNECTIONS: intIn(1, 1000, 20),
   ADMIN_TOKEN: optionalString.refine((v) => v === undefined || v.length >= 16, {
     message: "must be at least 16 characters",
   }),
@@ -171,6 +172,8 @@ const envSchema = z.object({
     message: "must be at least 32 characters",
   }),
   IDENTITY_TOKEN_TTL_DAYS: intIn(1, 365, 30),
+  // identities issued per client IP per UTC day (0: no daily limit); default 3, or 0 under NODE_ENV=test
+  IDENTITY_ISSUE_PER_IP_PER_DAY: optionalIntIn(0, 1_000_000),
 
   // service keys (src/secrets.ts): ACCESS_TOKEN_SECRET and IDENTITY_TOKEN_SECRET above, and this one
   DATASET_PRINT_SECRET: optionalString.refine((v) => v === undefined || v.length >= 32, {
@@ -179,6 +182,11 @@ const envSchema = z.object({
 
   // suite quotes (src/jobs/quotes.ts)
   SUITE_QUOTE_TTL_SECONDS: intIn(60, 7 * 24 * 3600, 1800),
+  // free suite work (src/jobs/quotes.ts, src/jobs/free-admission.ts; docs/limits.md "Free suite work")
+  SUITE_ANON_FREE_BYTES_PER_DAY: intIn(0, 100_000_000_000, 1_000_000_000),
+  SUITE_FREE_QUEUE_BYTES: intIn(1_000_000, 1_000_000_000_000_000, 20_000_000_000),
+  SUITE_FREE_RUNNING_PER_CALLER: intIn(1, 100, 1),
+  SUITE_FREE_QUEUED_PER_CALLER: intIn(1, 1000, 3),
 
   // suite job data (src/jobs/storage): S3-compatible object storage when S3_BUCKET is set, else DATA_DIR/jobs
   S3_ENDPOINT: url("S3-compatible endpoint, e.g. http://127.0.0.1:9000; unset for AWS S3"),
@@ -199,6 +207,11 @@ const envSchema = z.object({
   JOB_WORKER_IN_SERVICE: optionalBoolean,
   JOB_WORKER_THREADS: optionalIntIn(1, 64),
   JOB_WORKER_CONCURRENCY: intIn(1, 64, 2),
+  // suite-job data: retention sweep and disk floor (docs/suite.md "Retention", docs/limits.md)
+  JOB_RETENTION_HOURS: intIn(1, 24 * 365, 72),
+  JOB_ABANDONED_UPLOAD_HOURS: intIn(1, 24 * 365, 24),
+  JOB_SWEEP_INTERVAL_SECONDS: intIn(10, 24 * 3600, 600),
+  JOB_MIN_FREE_DISK_BYTES: intIn(0, Number.MAX_SAFE_INTEGER, 1024 * 1024 * 1024),
 
   // olympiad season and sponsor (src/olympiad/season.ts, docs/olympiad.md)
   OLYMPIAD_SEASON_YEAR: intIn(2000, 9999, 2026),
@@ -219,6 +232,11 @@ const envSchema = z.object({
     message: "must be at most 120 characters",
   }),
   OLYMPIAD_COMMUNITY_URL: url("the olympiad's public repository, e.g. https://github.com/org/olympiad"),
+  // olympiad governance caps and agent-id proofs (docs/olympiad-governance.md, docs/limits.md); 0 = no cap
+  OLYMPIAD_MAX_OPEN_PROPOSALS: intIn(0, 1_000_000, 50),
+  OLYMPIAD_MAX_OPEN_PROPOSALS_PER_TEAM: intIn(0, 1_000_000, 3),
+  OLYMPIAD_MAX_OPEN_PROPOSALS_PER_PARTICIPANT: intIn(0, 1_000_000, 3),
+  OLYMPIAD_AGENT_CHALLENGE_TTL_SECONDS: intIn(30, 3600, 300),
 });
 
 export type Env = z.infer<typeof envSchema>;
@@ -232,6 +250,8 @@ export interface Config {
   databaseUrl: string | undefined;
   /** PostgreSQL: a statement running longer is cancelled (503 database_timeout); 0 = no limit. */
   statementTimeoutSeconds: number;
+  /** PostgreSQL: tus requests holding or awaiting an upload's lock at once per instance (one connection each). */
+  tusLockConnections: number;
   adminToken: string | undefined;
   accessTokenSecret: string | undefined;
   logLevel: Env["LOG_LEVEL"];
@@ -295,6 +315,8 @@ export interface Config {
     /** Key of the identity-token hash; when unset (not in production) a generated one in DATA_DIR/secrets.json. */
     tokenSecret: string | undefined;
     tokenTtlDays: number;
+    /** Identities issued per client IP (an IPv6 /64) per UTC day; 0: no daily limit (429 identity_daily_limit). */
+    issuePerIpPerDay: number;
   };
   /** Static hosted payment links, keyed by canonical sku (from PAYMENT_LINK_<SKU>). */
   paymentLinks: Record<string, string>;
@@ -308,6 +330,17 @@ export interface Config {
   suiteQuotes: {
     /** An open quote can be paid for this long; then 410 quote_expired. */
     ttlSeconds: number;
+  };
+  /** Free suite work (issue #21: the free cap belongs to a caller, not to a job; docs/limits.md). */
+  suiteFree: {
+    /** Free bytes per client IP per UTC day for callers without a join-work identity; 0: none. */
+    anonBytesPerDay: number;
+    /** Free bytes queued (waiting for input or a worker) by all callers at most (503 free_tier_busy). */
+    queueBytes: number;
+    /** Running free jobs per caller (identity, else IP). */
+    runningPerCaller: number;
+    /** Queued free jobs per caller (identity, else IP): more → 429 free_jobs_limit. */
+    queuedPerCaller: number;
   };
   /** Suite-job execution (src/jobs/runner.ts, docs/suite.md "Queue and workers"). */
   jobRunner: {
@@ -324,6 +357,17 @@ export interface Config {
     /** Segments one worker process runs at once. */
     workerConcurrency: number;
   };
+  /** Suite-job data: how long it is kept, and the disk floor for uploads (src/jobs/retention.ts). */
+  jobData: {
+    /** A job's input and outputs are deleted this long after it ended (done, failed, cancelled). */
+    retentionHours: number;
+    /** An upload with no progress for this long is abandoned: its partial data deleted, the job expired. */
+    abandonedUploadHours: number;
+    /** The retention sweep runs this often (one sweeper at a time on PostgreSQL). */
+    sweepIntervalSeconds: number;
+    /** New uploads: 507 while the free disk under DATA_DIR is below this (0: no floor). */
+    minFreeDiskBytes: number;
+  };
   /** The olympiad's season and sponsor (src/olympiad/season.ts, docs/olympiad.md). */
   olympiad: {
     season: {
@@ -338,6 +382,13 @@ export interface Config {
     sponsor: { name: string; domain: string; url: string; label: string };
     /** The public repository where the community proposes and discusses (issues, contributing), or null. */
     communityUrl: string | null;
+  };
+  /** Olympiad governance caps (0 = no cap) and agent-id proofs (docs/olympiad-governance.md). */
+  olympiadGovernance: {
+    maxOpenProposals: number;
+    maxOpenProposalsPerTeam: number;
+    maxOpenProposalsPerParticipant: number;
+    agentChallengeTtlSeconds: number;
   };
 }
 
@@ -469,6 +520,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dataDir: path.resolve(e.DATA_DIR ?? "./data"),
     databaseUrl: e.DATABASE_URL,
     statementTimeoutSeconds: e.DATABASE_STATEMENT_TIMEOUT_SECONDS,
+    tusLockConnections: e.TUS_LOCK_CONNECTIONS,
     adminToken: e.ADMIN_TOKEN,
     accessTokenSecret: e.ACCESS_TOKEN_SECRET,
     logLevel: e.LOG_LEVEL,
@@ -520,12 +572,23 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       decodeConcurrency: e.CODEC_DECODE_CONCURRENCY,
       maxRatio: e.CODEC_MAX_RATIO,
     },
-    identity: { tokenSecret: e.IDENTITY_TOKEN_SECRET, tokenTtlDays: e.IDENTITY_TOKEN_TTL_DAYS },
+    identity: {
+      tokenSecret: e.IDENTITY_TOKEN_SECRET,
+      tokenTtlDays: e.IDENTITY_TOKEN_TTL_DAYS,
+      // Off under NODE_ENV=test unless a test sets it (tests issue many identities from one address).
+      issuePerIpPerDay: e.IDENTITY_ISSUE_PER_IP_PER_DAY ?? (nodeEnv === "test" ? 0 : 3),
+    },
     paymentLinks,
     paymentLinkIds,
     datasetPrintSecret: e.DATASET_PRINT_SECRET,
     s3: s3Settings(e),
     suiteQuotes: { ttlSeconds: e.SUITE_QUOTE_TTL_SECONDS },
+    suiteFree: {
+      anonBytesPerDay: e.SUITE_ANON_FREE_BYTES_PER_DAY,
+      queueBytes: e.SUITE_FREE_QUEUE_BYTES,
+      runningPerCaller: e.SUITE_FREE_RUNNING_PER_CALLER,
+      queuedPerCaller: e.SUITE_FREE_QUEUED_PER_CALLER,
+    },
     jobRunner: {
       segmentBytes: e.JOB_SEGMENT_BYTES,
       segmentAttempts: e.JOB_SEGMENT_ATTEMPTS,
@@ -535,7 +598,19 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       workerThreads: e.JOB_WORKER_THREADS ?? Math.max(1, Math.min(4, os.availableParallelism())),
       workerConcurrency: e.JOB_WORKER_CONCURRENCY,
     },
+    jobData: {
+      retentionHours: e.JOB_RETENTION_HOURS,
+      abandonedUploadHours: e.JOB_ABANDONED_UPLOAD_HOURS,
+      sweepIntervalSeconds: e.JOB_SWEEP_INTERVAL_SECONDS,
+      minFreeDiskBytes: e.JOB_MIN_FREE_DISK_BYTES,
+    },
     olympiad: olympiadSettings(e, baseUrl),
+    olympiadGovernance: {
+      maxOpenProposals: e.OLYMPIAD_MAX_OPEN_PROPOSALS,
+      maxOpenProposalsPerTeam: e.OLYMPIAD_MAX_OPEN_PROPOSALS_PER_TEAM,
+      maxOpenProposalsPerParticipant: e.OLYMPIAD_MAX_OPEN_PROPOSALS_PER_PARTICIPANT,
+      agentChallengeTtlSeconds: e.OLYMPIAD_AGENT_CHALLENGE_TTL_SECONDS,
+    },
   };
 }
 

@@ -6,7 +6,9 @@ import type { Db } from "./db/database.js";
 import { EngineService } from "./engine/service.js";
 import { IdentityService } from "./identity/service.js";
 import { SuitePurchase } from "./jobs/purchase.js";
+import type { SuiteRequest } from "./jobs/quote-schemas.js";
 import { QuoteService } from "./jobs/quotes.js";
+import type { JobRetention } from "./jobs/retention.js";
 import type { JobRunner } from "./jobs/runner.js";
 import { buildJobRuntime, type WorkerOptions } from "./jobs/runtime.js";
 import { JobService } from "./jobs/service.js";
@@ -65,6 +67,8 @@ export interface Services {
   storage: ObjectStore;
   /** Suite-job runner: the jobs' scheduler, and a segment worker when `worker.start`. */
   runner: JobRunner;
+  /** The retention sweep of job data (src/jobs/retention.ts): runs every JOB_SWEEP_INTERVAL_SECONDS. */
+  retention: JobRetention | undefined;
   // olympiad service fields: O1 begin
   /** The olympiad documents: GET /api/olympiad (record and views) and /olympiad.json (src/olympiad/documents.ts). */
   olympiad: OlympiadDocuments;
@@ -102,7 +106,9 @@ export async function buildServices(options: ServiceOptions): Promise<Services> 
   // Reads the Base chain id (refuses to start on a mismatch) and sets up the facilitator.
   const x402 = new X402Service(db.kysely, config, catalog, orders, log);
   await x402.init();
-  const identities = new IdentityService(db.kysely, keys.identityToken, config.identity.tokenTtlDays);
+  const identities = new IdentityService(db.kysely, keys.identityToken, config.identity.tokenTtlDays, undefined, {
+    perIpPerDay: config.identity.issuePerIpPerDay,
+  });
   const engine = new EngineService(db.kysely, config.codec, keys.datasetPrint, log);
   await engine.init();
   const licenses = new LicenseService(db.kysely, catalog);
@@ -114,15 +120,27 @@ export async function buildServices(options: ServiceOptions): Promise<Services> 
 
   // Suite jobs: a paid quote buys its job through the order core; x402 and card answer with it.
   const jobs = new JobService(db.kysely, config.baseUrl, keys.accessToken);
-  const quotes = new QuoteService(db.kysely, { ttlSeconds: config.suiteQuotes.ttlSeconds });
+  // Free volume per caller (issue #21): the client IP is kept as a keyed hash (the identity-token key).
+  const quotes = new QuoteService(db.kysely, {
+    ttlSeconds: config.suiteQuotes.ttlSeconds,
+    anonFreeBytesPerDay: config.suiteFree.anonBytesPerDay,
+    ipKey: keys.identityToken,
+  });
   orders.setQuoteFulfiller(async (quoteId, paid, trx) => jobs.fulfilQuote(quoteId, paid, trx));
   jobs.usage = quotes.usage;
   x402.jobs = jobs;
   card.jobs = jobs;
-  const suitePurchase = new SuitePurchase(db.kysely, quotes, jobs, x402, card, config.baseUrl);
+  const suitePurchase = new SuitePurchase(db.kysely, quotes, jobs, x402, card, config.baseUrl, {
+    limits: {
+      runningPerCaller: config.suiteFree.runningPerCaller,
+      queuedPerCaller: config.suiteFree.queuedPerCaller,
+      queueBytes: config.suiteFree.queueBytes,
+    },
+  });
   const {
     storage,
     runner,
+    retention,
     close: closeJobs,
   } = await buildJobRuntime({
     config,
@@ -130,21 +148,45 @@ export async function buildServices(options: ServiceOptions): Promise<Services> 
     worker: options.worker ?? { start: config.jobRunner.workerInService },
     info: (line) => log.info(line),
     warn: (line) => log.warn(line),
+    // job data expires (JOB_RETENTION_HOURS); the service also cleans its tus spool
+    sweep: true,
   });
   jobs.scheduler = runner;
+  jobs.retentionHours = config.jobData.retentionHours;
+  // a decompress job whose records declare more than its quote is refused with a fresh quote (issue #21)
+  runner.requote = (job, bytes) =>
+    quotes.quote(
+      {
+        product: job.product as SuiteRequest["product"],
+        dataClass: job.data_class as SuiteRequest["dataClass"],
+        op: "decompress",
+        level: job.level as SuiteRequest["level"],
+        bytes,
+        ...(job.email ? { email: job.email } : {}),
+      },
+      job.identity_id ? { id: job.identity_id } : null,
+    );
 
   // olympiad: documents (O1) begin
   // The proposals view is the governance service's (built below; called only at request time).
   const olympiad = new OlympiadDocuments({ config, catalog, providers: tableProviders(db.kysely) });
-  olympiad.use({ proposals: () => governance.proposalsView() });
+  olympiad.use({ proposals: (page) => governance.proposalsView(page) });
   // olympiad: documents (O1) end
   // olympiad: participants, entry, teams (O2) begin
-  const participants = new Participants(db.kysely);
+  const participants = new Participants(db.kysely, {
+    baseUrl: config.baseUrl,
+    challengeTtlSeconds: config.olympiadGovernance.agentChallengeTtlSeconds,
+  });
   const olympiadEntry = new OlympiadEntry(db.kysely, { config, catalog, orders, x402 });
   const teams = new Teams(db.kysely, config);
   // olympiad: participants, entry, teams (O2) end
   // olympiad: governance (O3) begin
   const governance = new Governance(db.kysely, {
+    caps: {
+      maxOpen: config.olympiadGovernance.maxOpenProposals,
+      perTeam: config.olympiadGovernance.maxOpenProposalsPerTeam,
+      perParticipant: config.olympiadGovernance.maxOpenProposalsPerParticipant,
+    },
     audit: (actor, action, subject, detail) => orders.audit(actor, action, subject, detail),
   });
   // olympiad: governance (O3) end
@@ -176,6 +218,7 @@ export async function buildServices(options: ServiceOptions): Promise<Services> 
     suitePurchase,
     storage,
     runner,
+    retention,
     // olympiad returned services: O1 begin
     olympiad,
     // olympiad returned services: O1 end

@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { createReadStream, createWriteStream } from "node:fs";
-import { stat } from "node:fs/promises";
+import { open, stat } from "node:fs/promises";
 import http from "node:http";
 import https from "node:https";
 import { Readable, Transform, Writable } from "node:stream";
@@ -120,6 +120,43 @@ function hasher(): { sink: Writable; digest: () => string; bytes: () => number }
   return { sink, digest: () => h.digest("hex"), bytes: () => n };
 }
 
+/**
+ * The output a compressed stream file declares (records of a uvarint length and a framed container
+ * whose header holds the original length; what `labphi compress` writes), read from the record
+ * headers only; null when the file is not such a stream. A decompress job is quoted on this
+ * decompressed size (issue #21): the service refuses a stream that declares more than its quote.
+ */
+export async function declaredOutputOfFile(file: string): Promise<number | null> {
+  const fh = await open(file, "r");
+  try {
+    const size = (await fh.stat()).size;
+    const head = Buffer.alloc(32);
+    let total = 0;
+    for (let at = 0; at < size; ) {
+      const { bytesRead } = await fh.read(head, 0, head.length, at);
+      const read = (from: number): [number, number] | null => {
+        let v = 0;
+        for (let i = from, shift = 0; i < bytesRead && shift <= 49; i++, shift += 7) {
+          const b = head[i] as number;
+          v += (b & 0x7f) * 2 ** shift;
+          if (!(b & 0x80)) return [v, i + 1];
+        }
+        return null;
+      };
+      const len = read(0);
+      if (!len || len[0] < 11 || head[len[1]] !== 0xcf || head[len[1] + 1] !== 0x86) return null;
+      if (at + len[1] + len[0] > size) return null;
+      const declared = read(len[1] + 5);
+      if (!declared) return null;
+      total += declared[0];
+      at += len[1] + len[0];
+    }
+    return total;
+  } finally {
+    await fh.close();
+  }
+}
+
 export async function runSuite(
   ctx: PayContext,
   baseUrl: string,
@@ -133,11 +170,14 @@ export async function runSuite(
   if (!info.isFile() || info.size === 0) throw new AgentError("input_empty", `${file} is not a non-empty file`);
   const inputSha = await sha256File(file);
   ctx.log(`input: ${file}, ${info.size} bytes, sha256 ${inputSha}`);
+  // decompress: quoted on the decompressed size the stream declares (else the file's size)
+  const quoted = op === "decompress" ? ((await declaredOutputOfFile(file)) ?? info.size) : info.size;
+  if (quoted !== info.size) ctx.log(`the stream declares ${quoted} bytes of output: quoting those`);
   const body = {
     product: opts.product ?? "auto",
     dataClass: opts.dataClass ?? "text",
     op,
-    bytes: info.size,
+    bytes: quoted,
     ...(opts.level ? { level: opts.level } : {}),
     ...(opts.identity ? { identity: opts.identity } : {}),
   };

@@ -3,6 +3,7 @@
  * Each domain declares its own tables next to its store; this file only joins them.
  */
 import type { EngineTables } from "../engine/tables.js";
+import type { RateLimitTables } from "../http/rate-limit-store-pg.js";
 import type { IdentityTables } from "../identity/tables.js";
 import type { JobTables } from "../jobs/tables.js";
 import type { OlympiadTables } from "../olympiad/tables.js";
@@ -23,4 +24,5 @@ export interface Database
     IdentityTables,
     JobTables,
     OlympiadTables,
-    HashChainTables {}
+    HashChainTables,
+    RateLimitTables {}

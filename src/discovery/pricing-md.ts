@@ -1,4 +1,4 @@
-import { priceJob, SUITE_PRICE, suitePricingRecord, usdOfUnits } from "../jobs/pricing.js";
+import { freeTermsText, priceJob, SUITE_PRICE, suitePricingRecord, usdOfUnits } from "../jobs/pricing.js";
 import { centsToAtomic } from "../payments/x402/rails.js";
 import { VERSIONS } from "../versions.js";
 import { type DiscoveryContext, endpoint, overClientCap } from "./context.js";
@@ -46,7 +46,7 @@ export function pricingMarkdown(ctx: DiscoveryContext): string {
   out.push(
     "| Tier | Price |",
     "|---|---|",
-    `| Free | the first ${s.free_cap_gb} GB of a job (and per join-work identity per calendar month) |`,
+    `| Free | ${freeTermsText(ctx.config.suiteFree.anonBytesPerDay)} |`,
     `| Standard | ${usdOfUnits(SUITE_PRICE.unitsPerGbAfterFree)} USD per GB (${SUITE_PRICE.unitsPerGbAfterFree} units) for the first ${SUITE_PRICE.bulkAfterBillableGb} billable GB |`,
     `| Bulk | ${usdOfUnits(SUITE_PRICE.unitsPerGbBulk)} USD per GB (${SUITE_PRICE.unitsPerGbBulk} units) beyond |`,
     `| Minimum | ${usdOfUnits(SUITE_PRICE.minPaidUnits)} USD (${SUITE_PRICE.minPaidUnits} units) per paid job |`,
@@ -56,9 +56,15 @@ export function pricingMarkdown(ctx: DiscoveryContext): string {
     "Examples:",
     "",
   );
+  const anon = BigInt(ctx.config.suiteFree.anonBytesPerDay);
+  out.push("With an identity whose month is unused, and without one (first job of the day):", "");
   for (const gb of [50n, 150n, 300n]) {
-    const p = priceJob({ bytes: gb * 1_000_000_000n });
-    out.push(`- ${gb} GB: ${p.amount_usd} USD (${p.amount_units} units)`);
+    const bytes = gb * 1_000_000_000n;
+    const month = priceJob({ bytes });
+    const day = priceJob({ bytes, freeRemainingBytes: anon });
+    out.push(
+      `- ${gb} GB: ${month.amount_usd} USD (${month.amount_units} units) with an identity; ${day.amount_usd} USD (${day.amount_units} units) without`,
+    );
   }
   out.push("");
   const suite = endpoint(ctx, "POST", "/api/x402-suite");

@@ -1,7 +1,10 @@
-import rateLimit from "@fastify/rate-limit";
+import rateLimit, { normalizeIP } from "@fastify/rate-limit";
 import type { FastifyInstance, FastifyRequest, RouteOptions } from "fastify";
 import type { Config } from "../config.js";
+import type { Db } from "../db/database.js";
 import { Problem } from "./problem.js";
+import { MemoryRateLimitStore, type RateCount, type RateLimitStore } from "./rate-limit-store.js";
+import { PgRateLimitStore } from "./rate-limit-store-pg.js";
 
 /**
  * Per-IP request limits of the routes that cost money, chain calls, CPU or operator attention
@@ -13,6 +16,10 @@ import { Problem } from "./problem.js";
  *
  * The client IP is `request.ip`: the socket's address, or the one a trusted proxy forwarded
  * (TRUST_PROXY). Behind a proxy without TRUST_PROXY every client shares the proxy's budget.
+ *
+ * The counters (`rate-limit-store.ts`): in PostgreSQL when the database is (shared by every
+ * instance), in the process on SQLite (one process). MCP tool calls over `/mcp` count in the same
+ * counters, each in the group of the route it stands for (`MCP_TOOL_ROUTES`).
  */
 
 export type RateGroup = "paid" | "checkout" | "join" | "codec";
@@ -70,58 +77,72 @@ export function rateGroup(method: string | string[], url: string): RateGroup | u
   return hit?.group;
 }
 
-const WINDOW_MS = 60_000;
-const MAX_KEYS = 100_000;
+export const WINDOW_MS = 60_000;
 
 /**
- * The counters: one fixed window per (client IP, group), shared by every route of the group (the
- * plugin's own store keeps one per route). Bounded: when full, expired windows go first, then the
- * oldest.
+ * MCP tools and the HTTP route each stands for (issue #21 item 6, docs/mcp.md "Limits"): a tool
+ * call counts against that route's group, per client IP, in the same counters as the route. `null`:
+ * the tool stands for a read (GET), which is not limited. Every tool must be listed (a test checks).
  */
-class GroupStore {
-  private readonly windows = new Map<string, { current: number; start: number }>();
+export const MCP_TOOL_ROUTES: Readonly<Record<string, string | null>> = {
+  catalog: null, // GET /api/x402-products
+  payments: null, // GET /api/payments
+  job_status: null, // GET /api/jobs/:id
+  quote_suite: "/api/ppp-quote",
+  buy: "/api/x402-products",
+  compress: "/api/omni",
+  decompress: "/api/omni",
+  profile: "/api/omni",
+  bench: "/api/omni",
+  olympiad_register: "/api/olympiad",
+  olympiad_vote: "/api/olympiad",
+};
 
-  incr(key: string, cb: (err: Error | null, res: { current: number; ttl: number }) => void, timeWindow: number) {
-    const now = Date.now();
-    let w = this.windows.get(key);
-    if (!w || w.start + timeWindow <= now) {
-      if (w) this.windows.delete(key);
-      if (this.windows.size >= MAX_KEYS) this.evict(now, timeWindow);
-      w = { current: 0, start: now };
-      this.windows.set(key, w);
-    }
-    w.current += 1;
-    cb(null, { current: w.current, ttl: w.start + timeWindow - now });
-  }
+/** The group a tool call counts in (undefined: not limited). */
+export function toolGroup(tool: string): RateGroup | undefined {
+  const route = MCP_TOOL_ROUTES[tool];
+  return route ? rateGroup("POST", route) : undefined;
+}
 
-  /** Gives back one count of the key's current window (an attempt that turned out not to fail). */
-  refund(key: string) {
-    const w = this.windows.get(key);
-    if (w && w.current > 0) w.current -= 1;
-  }
+/** The counter key of a client address in a group (the plugin's default key plus its groupId). */
+export function rateKey(ip: string, group: RateGroup | "admin"): string {
+  return `${normalizeIP(ip)}|${group}`;
+}
 
-  read(key: string, cb: (err: Error | null, res: { current: number; ttl: number }) => void, timeWindow: number) {
-    const now = Date.now();
-    const w = this.windows.get(key);
-    if (!w || w.start + timeWindow <= now) return cb(null, { current: 0, ttl: 0 });
-    cb(null, { current: w.current, ttl: w.start + timeWindow - now });
-  }
+/** The 429 problem of a group over its budget. */
+export function rateLimitedProblem(group: RateGroup, max: number, ttlMs: number): Problem {
+  const seconds = Math.max(1, Math.ceil(ttlMs / 1000));
+  return new Problem(
+    429,
+    "rate_limited",
+    `Too many ${GROUP_NAMES[group]} requests from this address: at most ${max} a minute. Retry after ${seconds} s.`,
+    { group, limit: max, window_seconds: WINDOW_MS / 1000, retry_after: seconds },
+    { "Retry-After": String(seconds) },
+  );
+}
 
-  child(): GroupStore {
-    return this;
-  }
+/**
+ * The per-IP budgets and their counters, reachable outside the route hooks: the MCP server counts
+ * each tool call here (`take`), in the same store as the HTTP routes.
+ */
+export class RateLimiter {
+  constructor(
+    readonly store: RateLimitStore,
+    readonly perMinute: Record<RateGroup, number>,
+  ) {}
 
-  private evict(now: number, timeWindow: number) {
-    for (const [k, w] of this.windows) if (w.start + timeWindow <= now) this.windows.delete(k);
-    // Still full: drop the oldest tenth (Map keeps insertion order, and a new window is re-inserted).
-    if (this.windows.size >= MAX_KEYS) {
-      let n = Math.ceil(MAX_KEYS / 10);
-      for (const k of this.windows.keys()) {
-        if (n-- <= 0) break;
-        this.windows.delete(k);
-      }
-    }
+  /** Counts one request of `ip` in `group`: null when within the budget, the 429 problem when over. */
+  async take(ip: string, group: RateGroup): Promise<Problem | null> {
+    const max = this.perMinute[group];
+    const { current, ttl } = await this.store.incr(rateKey(ip, group), WINDOW_MS);
+    return current <= max ? null : rateLimitedProblem(group, max, ttl);
   }
+}
+
+/** The store of a deployment: PostgreSQL's table when the database is PostgreSQL, else the process. */
+export function rateLimitStoreFor(db: Db | undefined): RateLimitStore {
+  if (db?.kind === "postgres") return new PgRateLimitStore(db.kysely, { maxWindowMs: WINDOW_MS });
+  return new MemoryRateLimitStore();
 }
 
 /** Failed operator-token attempts (401 on /api/admin/*) allowed per client IP and minute. */
@@ -135,14 +156,11 @@ const isAdminRoute = (request: FastifyRequest) => (request.routeOptions.url ?? "
  * Over the budget, every operator route answers 429 `rate_limited` (group `admin`) to that
  * address until the window ends, the right token included: a 429 tells nothing about a guess.
  */
-function limitAdminFailures(app: FastifyInstance) {
-  const failures = new GroupStore();
-  const keyOf = (request: FastifyRequest) => `${request.ip}|admin`;
+function limitAdminFailures(app: FastifyInstance, store: RateLimitStore) {
+  const keyOf = (request: FastifyRequest) => rateKey(request.ip, "admin");
   app.addHook("onRequest", async (request) => {
     if (!isAdminRoute(request)) return;
-    const { current, ttl } = await new Promise<{ current: number; ttl: number }>((resolve) =>
-      failures.incr(keyOf(request), (_err, res) => resolve(res), WINDOW_MS),
-    );
+    const { current, ttl } = await store.incr(keyOf(request), WINDOW_MS);
     if (current <= ADMIN_FAILURES_PER_MINUTE) return;
     const seconds = Math.max(1, Math.ceil(ttl / 1000));
     throw new Problem(
@@ -155,19 +173,51 @@ function limitAdminFailures(app: FastifyInstance) {
   });
   app.addHook("onResponse", async (request, reply) => {
     if (!isAdminRoute(request)) return;
-    if (reply.statusCode !== 401 && reply.statusCode !== 429) failures.refund(keyOf(request));
+    if (reply.statusCode !== 401 && reply.statusCode !== 429) await store.refund(keyOf(request), WINDOW_MS);
   });
 }
 
+/** The plugin's store face (callbacks) over ours (promises): one instance for every route. */
+function pluginStore(store: RateLimitStore) {
+  type Cb = (err: Error | null, res?: RateCount) => void;
+  const face = {
+    incr: (key: string, cb: Cb, timeWindow: number) => {
+      store.incr(key, timeWindow).then(
+        (res) => cb(null, res),
+        (err: Error) => cb(err),
+      );
+    },
+    read: (key: string, cb: Cb, timeWindow: number) => {
+      store.read(key, timeWindow).then(
+        (res) => cb(null, res),
+        (err: Error) => cb(err),
+      );
+    },
+    // One budget per (IP, group) shared by the group's routes, not one per route.
+    child: () => face,
+  };
+  return face;
+}
+
 /**
- * Registers the limits (nothing at all when RATE_LIMIT_ENABLED is off). Must run before any
- * route is registered: the table is applied by an `onRoute` hook.
+ * Registers the limits (nothing at all when RATE_LIMIT_ENABLED is off) and answers the limiter
+ * (for the MCP tool calls), or undefined when limits are off. Must run before any route is
+ * registered: the table is applied by an `onRoute` hook. With a PostgreSQL database the counters
+ * are shared by every instance (`rate_limits` table); otherwise they live in the process.
  */
-export async function registerRateLimits(app: FastifyInstance, config: Config): Promise<void> {
-  if (!config.rateLimit.enabled) return;
+export async function registerRateLimits(
+  app: FastifyInstance,
+  config: Config,
+  db?: Db,
+  store: RateLimitStore = rateLimitStoreFor(db),
+): Promise<RateLimiter | undefined> {
+  if (!config.rateLimit.enabled) {
+    await store.close();
+    return undefined;
+  }
   const perMinute = config.rateLimit.perMinute;
-  const store = new GroupStore();
-  limitAdminFailures(app);
+  app.addHook("onClose", async () => store.close());
+  limitAdminFailures(app, store);
 
   // First: attach `config.rateLimit` by path; the plugin's own onRoute hook, added next, reads it.
   app.addHook("onRoute", (route: RouteOptions) => {
@@ -179,23 +229,20 @@ export async function registerRateLimits(app: FastifyInstance, config: Config): 
     } as never;
   });
 
+  const face = pluginStore(store);
   await app.register(rateLimit, {
     global: false,
     store: function Store() {
-      return store;
+      return face;
     } as never,
     timeWindow: WINDOW_MS,
+    // The same key as `rateKey` (the plugin adds `|<group>`).
+    keyGenerator: (request) => normalizeIP(request.ip),
     errorResponseBuilder: (request, context) => {
       const group = rateGroup("POST", request.routeOptions.url ?? "") ?? "paid";
-      const seconds = Math.max(1, Math.ceil(context.ttl / 1000));
       // Retry-After (seconds) and X-RateLimit-* are set by the plugin before this is thrown.
-      return new Problem(
-        429,
-        "rate_limited",
-        `Too many ${GROUP_NAMES[group]} requests from this address: at most ${context.max} a minute. Retry after ${seconds} s.`,
-        { group, limit: context.max, window_seconds: WINDOW_MS / 1000, retry_after: seconds },
-        { "Retry-After": String(seconds) },
-      );
+      return rateLimitedProblem(group, context.max, context.ttl);
     },
   });
+  return new RateLimiter(store, perMinute);
 }

@@ -33,7 +33,7 @@ export function identityRoutes(app: App, deps: { identities: IdentityService }) 
     {
       schema: {
         summary: "Join: a name, one sentence of intent and a 33-byte seed phrase → a freemium identity token",
-        description: `The seed phrase must be exactly ${SEED_BYTES} bytes in UTF-8. It is hashed with SHA-256 (salted) and never stored; the token is random, shown once and stored only as a keyed hash. The token grants public freemium access only: it owns the prints of the caller's compressions.`,
+        description: `The seed phrase must be exactly ${SEED_BYTES} bytes in UTF-8. It is hashed with SHA-256 (salted) and never stored; the token is random, shown once and stored only as a keyed hash. The token grants public freemium access only: it owns the prints of the caller's compressions, and carries the free suite volume (100 GB per calendar month). At most IDENTITY_ISSUE_PER_IP_PER_DAY identities (default 3) are issued per client IP per UTC day, besides the per-minute limit: more → 429 \`identity_daily_limit\` with Retry-After.`,
         tags: ["identity"],
         body: z.object({
           name: plainText(200).describe("1-80 characters, one line"),
@@ -42,11 +42,17 @@ export function identityRoutes(app: App, deps: { identities: IdentityService }) 
             `a seed phrase of exactly ${SEED_BYTES} UTF-8 bytes, without control characters`,
           ),
         }),
-        response: { 201: issuedSchema, 400: problemSchema, 413: problemSchema, 415: problemSchema },
+        response: {
+          201: issuedSchema,
+          400: problemSchema,
+          413: problemSchema,
+          415: problemSchema,
+          429: problemSchema,
+        },
       },
     },
     async (request, reply) => {
-      const issued = await identities.join(request.body);
+      const issued = await identities.join(request.body, { ip: request.ip });
       reply.code(201).header("Cache-Control", "no-store");
       return { ...issued, use: USE, stored: STORED };
     },

@@ -1,7 +1,9 @@
 import { createHash, createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import type { Kysely } from "kysely";
 import type { Database } from "../db/schema.js";
+import { clientIpHash, dayOf, secondsToNextUtcDay } from "../http/client-ip.js";
 import { Problem } from "../http/problem.js";
+import type { Executor } from "../orders/store.js";
 import { identityStore } from "./store.js";
 import type { IdentityRow } from "./tables.js";
 
@@ -12,6 +14,13 @@ import type { IdentityRow } from "./tables.js";
  * Stored: the name, the intent, HMAC-SHA256(key, token) and SHA-256(salt ‖ seed) with a random
  * per-identity salt. Never stored: the token, the seed phrase. The salted seed digest lets the
  * holder of the seed renew the token (POST /api/join-work/renew) and serves nothing else.
+ *
+ * Issuing is limited per client IP per UTC day (IDENTITY_ISSUE_PER_IP_PER_DAY, default 3; on top of
+ * the per-minute rate limit): an identity carries 100 GB of free suite volume a month, so fresh
+ * identities must not be free for the asking. The count lives in the database
+ * (`identity_issuance`, one row per keyed IP hash and day, incremented in the transaction that
+ * inserts the identity), so it holds across instances sharing one PostgreSQL. Over it: 429
+ * `identity_daily_limit` with Retry-After (seconds to the next UTC midnight). Renewing is not issuing.
  */
 
 export const SEED_BYTES = 33;
@@ -38,12 +47,21 @@ export interface JoinInput {
   seed: string;
 }
 
+export interface IdentityLimits {
+  /** identities issued per client IP (an IPv6 /64) per UTC day; 0: no daily limit */
+  perIpPerDay: number;
+}
+
+/** Issuance rows older than this many days are deleted when a new day's row is made. */
+const ISSUANCE_KEEP_DAYS = 2;
+
 export class IdentityService {
   constructor(
     private readonly db: Kysely<Database>,
     private readonly tokenKey: string,
     private readonly ttlDays: number,
     private readonly now: () => Date = () => new Date(),
+    private readonly limits: IdentityLimits = { perIpPerDay: 0 },
   ) {}
 
   private tokenHash(token: string): string {
@@ -54,7 +72,11 @@ export class IdentityService {
     return new Date(from.getTime() + this.ttlDays * 86_400_000).toISOString();
   }
 
-  async join(input: JoinInput): Promise<IssuedToken> {
+  /**
+   * Issues an identity. `client.ip` (the route passes `request.ip`) is counted against the daily
+   * limit; without it (callers inside the service) nothing is counted.
+   */
+  async join(input: JoinInput, client: { ip?: string | null } = {}): Promise<IssuedToken> {
     const name = cleanLine(input.name, "name", 1, 80);
     const intent = cleanIntent(input.intent);
     const seed = checkSeed(input.seed);
@@ -72,8 +94,40 @@ export class IdentityService {
       created_at: at.toISOString(),
       updated_at: at.toISOString(),
     };
-    await identityStore.insert(this.db, row);
+    const ip = client.ip?.trim();
+    if (this.limits.perIpPerDay > 0 && ip) {
+      await this.db.transaction().execute(async (trx) => {
+        await this.countIssue(trx, clientIpHash(this.tokenKey, ip), at);
+        await identityStore.insert(trx, row);
+      });
+    } else {
+      await identityStore.insert(this.db, row);
+    }
     return { identity_id: row.id, token, token_type: "Bearer", expires_at: row.expires_at, access: "freemium" };
+  }
+
+  /**
+   * Counts one issuance for an IP today (an atomic upsert: concurrent ones queue on the row) and
+   * refuses past the limit; the refusal rolls the count back with the transaction.
+   */
+  private async countIssue(trx: Executor, ipHash: string, at: Date): Promise<void> {
+    const day = dayOf(at);
+    const count = await identityStore.countIssue(trx, ipHash, day, at.toISOString());
+    const limit = this.limits.perIpPerDay;
+    if (count > limit) {
+      const retry = secondsToNextUtcDay(at);
+      throw new Problem(
+        429,
+        "identity_daily_limit",
+        `At most ${limit} identities are issued per IP per day (UTC); try again after midnight UTC, or renew an identity you have with POST /api/join-work/renew.`,
+        { limit, retry_after: retry },
+        { "Retry-After": String(retry) },
+      );
+    }
+    if (count === 1) {
+      const keep = dayOf(new Date(at.getTime() - ISSUANCE_KEEP_DAYS * 86_400_000));
+      await identityStore.pruneIssuance(trx, keep);
+    }
   }
 
   /** A new token for the holder of the seed phrase; the previous token stops working. */

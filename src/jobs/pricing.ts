@@ -7,9 +7,13 @@ import { VERSIONS } from "../versions.js";
  * for presentation only. Rules the spec leaves open, as decided here (docs/suite.md):
  *
  * - GB = 10^9 bytes, MB = 10^6 bytes (decimal units, as storage and egress are priced).
- * - Free cap: the first 100 GB (10^11 bytes) of every job are free; for the holder of a join-work
- *   identity, the free part is further limited to what is left of 100 GB in the calendar month
- *   (UTC) of the quote, read from the usage ledger (src/jobs/usage.ts).
+ * - Free volume belongs to the caller, not to the job (issue #21): 100 GB (10^11 bytes) per
+ *   join-work identity per calendar month (UTC), shared by all its jobs (read from the usage
+ *   ledger, src/jobs/usage.ts); without an identity, SUITE_ANON_FREE_BYTES_PER_DAY (default 1 GB)
+ *   per client IP per UTC day. The spec's "Free suite volume 100 GB, per job first, per the join
+ *   grant wording" is read, deliberately, as per identity per month: a per-job free part let any
+ *   large job be split into free ones. `priceJob` takes what the caller has left
+ *   (`freeRemainingBytes`, src/jobs/quotes.ts computes it); one job never gets more than 100 GB.
  * - Billable bytes = bytes beyond the free part, rounded up to whole MB.
  * - 0.05 USD per GB (50 units per MB) for the first 100 billable GB of a job, 0.04 USD per GB
  *   (40 units per MB) for billable bytes beyond that (bulk).
@@ -30,7 +34,7 @@ export const UNITS_PER_CENT = 10_000n;
 
 /** The spec's prices as integers: USDC atomic units per GB (10^9 bytes), and GB counts. */
 export const SUITE_PRICE = {
-  /** free suite volume per job (and per identity per calendar month): 100 GB */
+  /** free suite volume per join-work identity per calendar month (UTC), shared by its jobs: 100 GB */
   freeCapGb: 100n,
   /** 0.05 USD per GB (10^9 bytes) after the free cap */
   unitsPerGbAfterFree: 50_000n,
@@ -44,7 +48,7 @@ export const SUITE_PRICE = {
   firstPaidEgressRefUnitsPerGb: 90_000n,
 } as const;
 
-/** Free bytes per job, and per identity per calendar month: 100 GB = 10^11 bytes. */
+/** Free bytes per join-work identity per calendar month (UTC): 100 GB = 10^11 bytes. */
 export const FREE_CAP_BYTES = SUITE_PRICE.freeCapGb * BYTES_PER_GB;
 /** Billable bytes of a job charged at the standard price before bulk starts: 100 GB = 10^11 bytes. */
 export const BULK_AFTER_BYTES = SUITE_PRICE.bulkAfterBillableGb * BYTES_PER_GB;
@@ -110,15 +114,16 @@ export interface PriceInput {
   /** bytes of the job (input size), 1 … MAX_JOB_BYTES */
   bytes: bigint | number;
   /**
-   * What is left of the identity's monthly free cap (bytes); null or omitted without an identity:
-   * then only the per-job cap applies.
+   * The free volume the caller has left (bytes): its identity's month, or its IP's day (QuoteService
+   * computes it; 0 for a caller with none). Omitted or null: a whole 100 GB, i.e. an identity at
+   * the start of its month (the worked examples). Never more than 100 GB is free in one job.
    */
   freeRemainingBytes?: bigint | number | null;
 }
 
 export interface JobPrice {
   bytes: bigint;
-  /** free bytes this job uses (of the per-job cap, and of the identity's month when there is one) */
+  /** free bytes this job uses (of the caller's free volume: its identity's month, or its IP's day) */
   free_bytes: bigint;
   /** bytes beyond the free part, rounded up to whole MB (10^6 bytes) */
   billable_bytes: bigint;
@@ -140,6 +145,25 @@ const asBigInt = (v: bigint | number, what: string): bigint => {
 };
 
 /** Prices one job. Pure and exact (bigint); throws RangeError for bytes outside 1 … MAX_JOB_BYTES. */
+/**
+ * The free terms in one phrase for pages and documents (issue #21: free volume belongs to a
+ * caller): "100 GB a calendar month with a join-work identity, 1 GB a day per address without one".
+ * `anonBytesPerDay`: SUITE_ANON_FREE_BYTES_PER_DAY of this server (0: no anonymous free work).
+ */
+export function freeTermsText(anonBytesPerDay: number | bigint): string {
+  const month = `${SUITE_PRICE.freeCapGb} GB a calendar month (UTC) with a join-work identity, shared by its jobs`;
+  const anon = BigInt(anonBytesPerDay);
+  if (anon <= 0n) return `${month}; nothing free without one`;
+  return `${month}; ${decimalGb(anon)} a day (UTC) per address without one`;
+}
+
+/** 10^9 → "1 GB", 5×10^8 → "0.5 GB", 1234 → "1234 bytes". */
+function decimalGb(bytes: bigint): string {
+  if (bytes < BYTES_PER_MB) return `${bytes} bytes`;
+  const mb = bytes / BYTES_PER_MB;
+  return mb % 1000n === 0n ? `${mb / 1000n} GB` : `${(Number(mb) / 1000).toString()} GB`;
+}
+
 export function priceJob(input: PriceInput): JobPrice {
   const bytes = asBigInt(input.bytes, "bytes");
   if (bytes < 1n || bytes > MAX_JOB_BYTES) {
@@ -192,7 +216,7 @@ export function priceJob(input: PriceInput): JobPrice {
         freeLimit,
         0n,
         0n,
-        `the first ${g(FREE_CAP_BYTES)} (GB = 10^9 bytes) of a job are free; with an identity, at most what is left of its ${g(FREE_CAP_BYTES)} this calendar month (UTC)`,
+        `free volume belongs to the caller: ${g(FREE_CAP_BYTES)} (GB = 10^9 bytes) per join-work identity per calendar month (UTC), shared by its jobs; without an identity, the client IP's daily allowance; this job uses what is left of it`,
       ),
       line(
         "standard",
@@ -263,7 +287,7 @@ export function suitePricingRecord(): SuitePricingRecord {
     cents_per_gb_bulk: centsOf(p.unitsPerGbBulk),
     min_paid_cents: centsOf(p.minPaidUnits),
     first_paid_egress_ref_cents_per_gb: centsOf(p.firstPaidEgressRefUnitsPerGb),
-    note: `Suite jobs are free up to ${p.freeCapGb} GB (GB = 10^9 bytes) per job, and per join-work identity per calendar month; then ${usdOfUnits(p.unitsPerGbAfterFree)} USD per GB for the first ${p.bulkAfterBillableGb} billable GB of a job and ${usdOfUnits(p.unitsPerGbBulk)} USD per GB (bulk) beyond, billed per whole MB (10^6 bytes), at least ${usdOfUnits(p.minPaidUnits)} USD per paid job; ${usdOfUnits(p.firstPaidEgressRefUnitsPerGb)} USD per GB is the reference first-paid egress price we undercut. The try gate is retired.`,
+    note: `Suite jobs are free up to ${p.freeCapGb} GB (GB = 10^9 bytes) per join-work identity per calendar month (UTC), shared by all its jobs (without an identity, a small daily allowance per IP); then ${usdOfUnits(p.unitsPerGbAfterFree)} USD per GB for the first ${p.bulkAfterBillableGb} billable GB of a job and ${usdOfUnits(p.unitsPerGbBulk)} USD per GB (bulk) beyond, billed per whole MB (10^6 bytes), at least ${usdOfUnits(p.minPaidUnits)} USD per paid job; ${usdOfUnits(p.firstPaidEgressRefUnitsPerGb)} USD per GB is the reference first-paid egress price we undercut. The try gate is retired.`,
   };
 }
 
@@ -282,12 +306,13 @@ export function pricingRules() {
     max_job_bytes: MAX_JOB_BYTES_NUMBER,
     rules: [
       "GB = 10^9 bytes and MB = 10^6 bytes.",
-      `The first ${SUITE_PRICE.freeCapGb} GB of every job are free. With a join-work identity (X-Identity-Token), the free part is also limited to what is left of ${SUITE_PRICE.freeCapGb} GB in the identity's calendar month (UTC), summed from its usage ledger.`,
+      `Free volume belongs to the caller, not to the job: ${SUITE_PRICE.freeCapGb} GB per join-work identity (X-Identity-Token) per calendar month (UTC), shared by all its jobs and summed from its usage ledger; without an identity, the client IP's daily allowance (SUITE_ANON_FREE_BYTES_PER_DAY, default 1 GB). A job's free part is what its caller has left.`,
       "Billable bytes are the bytes beyond the free part, rounded up to whole MB.",
       `The first ${SUITE_PRICE.bulkAfterBillableGb} billable GB of a job cost ${usdOfUnits(SUITE_PRICE.unitsPerGbAfterFree)} USD per GB; billable bytes beyond them cost ${usdOfUnits(SUITE_PRICE.unitsPerGbBulk)} USD per GB (bulk).`,
       `A paid job costs at least ${usdOfUnits(SUITE_PRICE.minPaidUnits)} USD.`,
       "Amounts are USDC atomic units (6 decimals) as integer strings; card charges round up to the cent.",
       "The price does not depend on product, data class, op or level.",
+      `The examples are for a join-work identity with its whole ${SUITE_PRICE.freeCapGb} GB of the month left.`,
     ],
     examples: [50n, 150n, 300n].map((gb) => {
       const p = priceJob({ bytes: gb * BYTES_PER_GB });

@@ -56,7 +56,7 @@ export function suiteProbeChallenge(x402: Pick<X402Service, "challengeFor">, bas
     amountUnits: min.toString(),
     amountUsd: usdOfUnits(min),
     resource: `${baseUrl}${SUITE_RESOURCE_PATH}`,
-    description: `Metered suite job: priced per request (free up to ${SUITE_PRICE.freeCapGb} GB, then per GB). This entry shows the minimum paid job, ${usdOfUnits(min)} USD = ${min} atomic USDC units; send { product, dataClass, op, bytes } to get your quote, and pay that.`,
+    description: `Metered suite job: priced per request (free up to ${SUITE_PRICE.freeCapGb} GB per join-work identity per month, then per GB). This entry shows the minimum paid job, ${usdOfUnits(min)} USD = ${min} atomic USDC units; send { product, dataClass, op, bytes } to get your quote, and pay that.`,
   };
   const challenge: Challenge = x402.challengeFor(item, {
     code: "payment_required",
@@ -97,7 +97,7 @@ export function suitePurchaseRoutes(app: App, deps: { purchase: SuitePurchase; i
           summary:
             "Start a metered compression suite job: free within the cap, else a 402 metered quote paid with x402",
           description:
-            "The request is quoted (GB = 10^9 bytes). An unpaid request with an empty body (an indexer's probe) gets 402 showing the minimum paid job, the pricing record and how to ask for a quote. Within the free cap: 200 with `job_id`, `job_token` and where to upload. Above it: 402 with the quote in `accepts[]` (amount = the quote's, never the client's) and `quote`; repeat the same request (optionally with `quote_id`) with the proof in PAYMENT-SIGNATURE or X-PAYMENT → 200 with the job once settled, exactly once, and only to the payer (send a payment identifier or Idempotency-Key). 202 + Retry-After while settlement is pending.",
+            "The request is quoted (GB = 10^9 bytes). An unpaid request with an empty body (an indexer's probe) gets 402 showing the minimum paid job, the pricing record and how to ask for a quote. Free volume belongs to the caller: 100 GB per join-work identity per calendar month (UTC), else SUITE_ANON_FREE_BYTES_PER_DAY (default 1 GB) per client IP per UTC day. Within it: 200 with `job_id`, `job_token` and where to upload, unless the caller already has its most free jobs queued or running (429 `free_jobs_limit`) or the free queue is full (503 `free_tier_busy`), both with Retry-After. Above it: 402 with the quote in `accepts[]` (amount = the quote's, never the client's) and `quote`; repeat the same request (optionally with `quote_id`) with the proof in PAYMENT-SIGNATURE or X-PAYMENT → 200 with the job once settled, exactly once, and only to the payer (send a payment identifier or Idempotency-Key). 202 + Retry-After while settlement is pending.",
           tags: ["suite", "x402"],
           security: [{}, { x402Payment: [] }] as { [label: string]: string[] }[],
           body: z.object({
@@ -114,6 +114,7 @@ export function suitePurchaseRoutes(app: App, deps: { purchase: SuitePurchase; i
             404: problemSchema,
             409: problemSchema,
             410: problemSchema,
+            429: problemSchema,
             503: problemSchema,
           },
         },
@@ -128,9 +129,13 @@ export function suitePurchaseRoutes(app: App, deps: { purchase: SuitePurchase; i
         const identity = token === null ? null : await deps.identities.verify(token);
         const header = paymentHeader(request.headers as Record<string, string | undefined>);
         const idem = request.headers["idempotency-key"];
-        const outcome = await deps.purchase.x402(input, header?.value, identity, {
-          idempotencyKey: Array.isArray(idem) ? idem[0] : idem,
-        });
+        const outcome = await deps.purchase.x402(
+          input,
+          header?.value,
+          identity,
+          { idempotencyKey: Array.isArray(idem) ? idem[0] : idem },
+          { ip: request.ip },
+        );
         switch (outcome.kind) {
           case "free":
             return reply.code(200).header("Cache-Control", "private, no-store").send(outcome.body);

@@ -4,8 +4,15 @@ import { Problem } from "../http/problem.js";
 import { quoteItem } from "../orders/priced-item.js";
 import type { CardService, CheckoutResult } from "../payments/card/service.js";
 import type { BuyerSecrets, Challenge, PurchaseOutcome, X402Service } from "../payments/x402/service.js";
+import {
+  callerOfQuote,
+  DEFAULT_FREE_LIMITS,
+  FreeAdmission,
+  type FreeLimits,
+  lockFreeAdmission,
+} from "./free-admission.js";
 import type { QuoteView, SuiteRequest } from "./quote-schemas.js";
-import type { QuoteService } from "./quotes.js";
+import type { QuoteClient, QuoteService } from "./quotes.js";
 import type { JobService } from "./service.js";
 import { jobStore } from "./store.js";
 import type { QuoteRow } from "./tables.js";
@@ -14,6 +21,12 @@ import type { QuoteRow } from "./tables.js";
  * Buying a suite job: every request is priced by a persisted quote; within the free cap the job
  * starts at once, above it the quote is paid through the one payment core (x402 here, card
  * checkout in payments/card), whose grant creates the job exactly once.
+ *
+ * A free job is created in one transaction under `lockFreeAdmission` (a PostgreSQL advisory lock;
+ * SQLite serializes writers): the caller's free volume is re-checked there (its identity's month,
+ * else its IP's day) and admission applies (src/jobs/free-admission.ts: queued and running free
+ * jobs per caller, queued free bytes of all callers), so concurrent requests, on one instance or
+ * many sharing a database, never go past them.
  */
 
 export const SUITE_RESOURCE_PATH = "/api/x402-suite";
@@ -35,12 +48,21 @@ export interface FreeJob {
   quote: QuoteView;
 }
 
+export interface SuitePurchaseOptions {
+  /** admission of free jobs (defaults: 1 running and 3 queued per caller, 20 GB queued in all) */
+  limits?: FreeLimits;
+  /** the clock of admission (tests) */
+  now?: () => Date;
+}
+
 export type SuiteOutcome =
   | { kind: "free"; body: FreeJob }
   | { kind: "quote_challenge"; challenge: Challenge; quote: QuoteView }
   | PurchaseOutcome;
 
 export class SuitePurchase {
+  private readonly admission: FreeAdmission;
+
   constructor(
     private readonly db: Kysely<Database>,
     private readonly quotes: QuoteService,
@@ -48,7 +70,10 @@ export class SuitePurchase {
     private readonly payments: X402Service,
     private readonly card: CardService,
     private readonly baseUrl: string,
-  ) {}
+    options: SuitePurchaseOptions = {},
+  ) {
+    this.admission = new FreeAdmission(options.limits ?? DEFAULT_FREE_LIMITS, options.now);
+  }
 
   /**
    * POST /api/ppp-checkout: a hosted card checkout for a quote (the human path). The amount is the
@@ -65,6 +90,8 @@ export class SuitePurchase {
         { quote_id: quote.id },
       );
     }
+    // Its free part must still be the caller's before a checkout is made for the rest.
+    if (quote.state === "open") await this.quotes.recheckFreeCap(quote);
     const to = email ?? quote.email;
     if (!to) throw new Problem(400, "email_required", "A card checkout needs an e-mail address for the receipt.");
     const session = await this.card.createItemCheckout(quoteItem(quote, this.resource()), to);
@@ -75,27 +102,44 @@ export class SuitePurchase {
     return `${this.baseUrl}${SUITE_RESOURCE_PATH}`;
   }
 
-  /** POST /api/x402-suite: free → the job at once; unpaid → 402 with the quote; paid → the job. */
+  /**
+   * POST /api/x402-suite: free → the job at once; unpaid → 402 with the quote; paid → the job.
+   * `client`: the request's client IP (the anonymous free allowance and admission count it).
+   */
   async x402(
     input: SuitePurchaseRequest,
     header: string | undefined,
     identity: { id: string } | null,
     secrets: BuyerSecrets = {},
+    client: QuoteClient = {},
   ): Promise<SuiteOutcome> {
     if (header === undefined) {
-      const view = await this.quotes.quote(stripQuoteId(input), identity);
-      const quote = await this.quotes.get(view.quote_id);
-      if (view.free) return { kind: "free", body: await this.startFree(quote, view) };
-      return {
-        kind: "quote_challenge",
-        challenge: this.payments.challengeFor(quoteItem(quote, this.resource())),
-        quote: view,
-      };
+      // A free quote whose caller's free volume was taken meanwhile (a concurrent request) is
+      // quoted again: the new quote is a 402, or free for what is left.
+      for (let attempt = 1; ; attempt++) {
+        const view = await this.quotes.quote(stripQuoteId(input), identity, client);
+        const quote = await this.quotes.get(view.quote_id);
+        if (!view.free) {
+          return {
+            kind: "quote_challenge",
+            challenge: this.payments.challengeFor(quoteItem(quote, this.resource())),
+            quote: view,
+          };
+        }
+        try {
+          return { kind: "free", body: await this.startFree(quote, view) };
+        } catch (err) {
+          if (attempt < 3 && err instanceof Problem && err.code === "quote_free_cap_changed") continue;
+          throw err;
+        }
+      }
     }
     // A retry of a proof already in the ledger pays the quote it was reserved for.
     const known = await this.payments.itemOfProof(header);
     const quote =
-      known?.kind === "quote" && known.ref ? await this.quotes.get(known.ref) : await this.quoteFor(input, identity);
+      known?.kind === "quote" && known.ref
+        ? await this.quotes.get(known.ref)
+        : await this.quoteFor(input, identity, client);
     if (known?.kind === "quote") this.quotes.assertMatches(quote, input);
     if (quote.amount_units === "0") {
       throw new Problem(
@@ -105,6 +149,8 @@ export class SuitePurchase {
         { quote_id: quote.id },
       );
     }
+    // Its free part must still be the caller's before anything is charged (409, nothing paid).
+    if (quote.state === "open") await this.quotes.recheckFreeCap(quote);
     return this.payments.buy(quoteItem(quote, this.resource()), { email: input.email ?? null }, header, secrets);
   }
 
@@ -112,7 +158,11 @@ export class SuitePurchase {
    * The quote a paid retry pays: the one it names, else the newest open quote of the same request
    * and identity (what a stock client's retry of the same body means), else a fresh one priced now.
    */
-  private async quoteFor(input: SuitePurchaseRequest, identity: { id: string } | null): Promise<QuoteRow> {
+  private async quoteFor(
+    input: SuitePurchaseRequest,
+    identity: { id: string } | null,
+    client: QuoteClient,
+  ): Promise<QuoteRow> {
     if (input.quote_id) {
       const quote = await this.quotes.payable(input.quote_id);
       this.quotes.assertMatches(quote, input);
@@ -133,15 +183,22 @@ export class SuitePurchase {
       identity_id: identity?.id ?? null,
       now: new Date().toISOString(),
     });
-    if (open) return open;
-    const view = await this.quotes.quote(stripQuoteId(input), identity);
+    // An anonymous quote is the one of the same client IP (its free part is that IP's).
+    if (open && (identity !== null || (open.client_ip_hash ?? null) === this.quotes.ipHash(client))) return open;
+    const view = await this.quotes.quote(stripQuoteId(input), identity, client);
     return this.quotes.get(view.quote_id);
   }
 
-  /** A quote within the free cap starts its job at once (its identity's cap re-checked in the same transaction). */
+  /**
+   * A quote within its caller's free volume starts its job at once: under the free-admission lock,
+   * the free volume is re-checked and admission applied in the transaction that creates the job
+   * (429 `free_jobs_limit`, 503 `free_tier_busy`, 409 `quote_free_cap_changed`; the quote stays open).
+   */
   private async startFree(quote: QuoteRow, view: QuoteView): Promise<FreeJob> {
     const job = await this.db.transaction().execute(async (trx) => {
+      await lockFreeAdmission(trx);
       await this.quotes.recheckFreeCap(quote, trx);
+      await this.admission.admit(trx, callerOfQuote(quote), BigInt(String(quote.bytes)));
       return (await this.jobs.createFromQuote(quote, { by: "free", ref: null }, trx)).job;
     });
     const links = this.jobs.links(job.id);

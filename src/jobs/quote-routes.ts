@@ -90,7 +90,7 @@ export function quoteRoutes(app: App, deps: { quotes: QuoteService; identities: 
       schema: {
         summary: "Quote a metered suite job: price with its tiers, free cap left for an identity, time estimate",
         description:
-          "Persists the quote (quote_id, expires_at). Pay it with POST /api/x402-suite (same body) or POST /api/ppp-checkout { quote_id }; the amount is always the quote's. A join-work identity token (body `identity`, or header X-Identity-Token) applies the identity's monthly free cap.",
+          "Persists the quote (quote_id, expires_at). Pay it with POST /api/x402-suite (same body) or POST /api/ppp-checkout { quote_id }; the amount is always the quote's. Free volume belongs to the caller, not to the job: with a join-work identity token (body `identity`, or header X-Identity-Token) the free part is what is left of the identity's 100 GB this calendar month (UTC); without one, what is left of the client IP's anonymous allowance for the UTC day (SUITE_ANON_FREE_BYTES_PER_DAY, default 1 GB).",
         tags: ["suite"],
         body: quoteRequestSchema,
         response: {
@@ -114,7 +114,7 @@ export function quoteRoutes(app: App, deps: { quotes: QuoteService; identities: 
       }
       const token = bodyToken ?? headerToken;
       const identity = token === null ? null : await identities.verify(token);
-      return quotes.quote(input, identity);
+      return quotes.quote(input, identity, { ip: request.ip });
     },
   );
 }

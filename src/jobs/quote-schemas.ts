@@ -29,14 +29,18 @@ export const suiteRequestFields = {
   dataClass: z
     .enum(SUITE_DATA_CLASSES as unknown as [SuiteDataClass, ...SuiteDataClass[]])
     .describe("what the data is: `zeros` or a codec data class (a hint; the router still profiles each segment)"),
-  op: z.enum(SUITE_OPS).describe("compress, decompress (bytes = container size) or roundtrip (compress then verify)"),
+  op: z
+    .enum(SUITE_OPS)
+    .describe(
+      "compress, decompress (bytes = the DECOMPRESSED size: the output the job may write) or roundtrip (compress then verify)",
+    ),
   bytes: z
     .number()
     .int()
     .min(1)
     .max(MAX_JOB_BYTES_NUMBER)
     .describe(
-      `size of the job's input in bytes: an integer from 1 to ${MAX_JOB_BYTES_NUMBER} (10^15 = 1 PB); the upload may not exceed it`,
+      `bytes the job is priced on, an integer from 1 to ${MAX_JOB_BYTES_NUMBER} (10^15 = 1 PB): for compress and roundtrip the size of the input; for decompress the decompressed size (the sum of the sizes the input's stream records declare: a job whose records declare more is refused before decoding with 409 output_exceeds_quote and a quote for the declared size; the output never exceeds it). The upload (the input, or the compressed stream) may not exceed it either`,
     ),
   level: z
     .enum(LEVELS)
@@ -76,7 +80,12 @@ export const quoteViewSchema = z.object({
   dataClass: z.string(),
   op: z.string(),
   level: z.string(),
-  bytes: z.number().int(),
+  bytes: z
+    .number()
+    .int()
+    .describe(
+      "the bytes priced: the input's size, or for decompress the decompressed size (the most output the job may write)",
+    ),
   billable_bytes: z.number().int().describe("bytes beyond the free part, rounded up to whole MB (10^6 bytes)"),
   free_bytes: z.number().int().describe("bytes of this job covered by the free cap"),
   free_cap_remaining_bytes: z

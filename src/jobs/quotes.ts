@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import type { Kysely } from "kysely";
 import { LEVELS, type Level } from "../codec/index.js";
 import type { Database } from "../db/schema.js";
+import { clientIpHash, dayOf } from "../http/client-ip.js";
 import { Problem } from "../http/problem.js";
 import type { Executor } from "../orders/store.js";
 import { VERSIONS } from "../versions.js";
@@ -11,14 +12,18 @@ import { quoteStore } from "./quote-store.js";
 import { jobStore } from "./store.js";
 import type { QuoteRow } from "./tables.js";
 import { DEFAULT_SUITE_LEVEL, estimateSeconds, estimatesByLevel, levelNote, type SuiteOp } from "./throughput.js";
-import { periodBounds, periodOf, UsageLedger } from "./usage.js";
+import { dayBounds, periodBounds, periodOf, UsageLedger } from "./usage.js";
 
 /**
  * Suite quotes: the priced, persisted offer every suite payment is built from (the 402 challenge,
  * the card checkout) and every paid retry must match. A quote has an id (`qt_…`), an expiry
- * (SUITE_QUOTE_TTL_SECONDS), and buys at most one job. For a join-work identity its free part is
- * limited to what is left of the identity's monthly free cap: the usage ledger's total for the
- * month plus the free bytes of its jobs bought this month whose usage is not recorded yet.
+ * (SUITE_QUOTE_TTL_SECONDS), and buys at most one job. The free cap belongs to the caller, not to
+ * the job (issue #21): for a join-work identity the free part is what is left of its 100 GB this
+ * calendar month (UTC): the usage ledger's total for the month plus the free bytes of its jobs
+ * bought this month whose usage is not recorded yet. An anonymous caller gets what is left of its
+ * IP's allowance for the UTC day (SUITE_ANON_FREE_BYTES_PER_DAY, default 1 GB; 0: none): the free
+ * bytes of the quotes from that IP that bought a job today. No identity and no IP: nothing free.
+ * The IP is kept only as a keyed hash (`client_ip_hash`, src/http/client-ip.ts).
  */
 
 export const PAY_X402 = "POST /api/x402-suite with the same body";
@@ -27,6 +32,18 @@ export const PAY_CARD = "POST /api/ppp-checkout { quote_id }";
 export interface QuoteOptions {
   /** lifetime of an open quote */
   ttlSeconds: number;
+  /** free bytes per client IP per UTC day for callers without an identity (default 1 GB; 0: none) */
+  anonFreeBytesPerDay?: bigint | number;
+  /** key of the client IP hash (default: a random key of this process) */
+  ipKey?: string;
+}
+
+/** Default anonymous allowance: 1 GB (10^9 bytes) per IP per UTC day. */
+export const ANON_FREE_BYTES_PER_DAY = 1_000_000_000n;
+
+/** The client of a request, as the free allowances count it (the route passes `request.ip`). */
+export interface QuoteClient {
+  ip?: string | null | undefined;
 }
 
 const n = (v: number | string | bigint): number => Number(v);
@@ -34,6 +51,8 @@ const n = (v: number | string | bigint): number => Number(v);
 export class QuoteService {
   /** The usage ledger the free cap reads (the job runner records into it). */
   readonly usage: UsageLedger;
+  private readonly anonPerDay: bigint;
+  private readonly ipKey: string;
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -41,6 +60,38 @@ export class QuoteService {
     private readonly now: () => Date = () => new Date(),
   ) {
     this.usage = new UsageLedger(db, now);
+    this.anonPerDay = BigInt(options.anonFreeBytesPerDay ?? ANON_FREE_BYTES_PER_DAY);
+    this.ipKey = options.ipKey ?? randomBytes(32).toString("base64url");
+  }
+
+  /** The stored form of a client IP (keyed hash of the IPv4 address or IPv6 /64); null without one. */
+  ipHash(client: QuoteClient | undefined): string | null {
+    const ip = client?.ip?.trim();
+    return ip ? clientIpHash(this.ipKey, ip) : null;
+  }
+
+  /**
+   * What is left of an anonymous client IP's free allowance today (UTC): the allowance minus the
+   * free bytes of its anonymous quotes created today that bought a job (paid or used).
+   */
+  async anonFreeRemaining(ipHash: string, db: Executor = this.db, excludeQuoteId?: string): Promise<bigint> {
+    if (this.anonPerDay <= 0n) return 0n;
+    const { start, end } = dayBounds(dayOf(this.now()));
+    const held = await quoteStore.anonFreeBytes(db, ipHash, start, end, excludeQuoteId);
+    const left = this.anonPerDay - held;
+    return left > 0n ? left : 0n;
+  }
+
+  /** The free bytes a caller has left: its identity's month, else its IP's day, else none. */
+  private async callerFreeRemaining(
+    identityId: string | null,
+    ipHash: string | null,
+    db: Executor,
+    excludeQuoteId?: string,
+  ): Promise<bigint> {
+    if (identityId !== null) return this.freeRemaining(identityId, db, excludeQuoteId);
+    if (ipHash !== null) return this.anonFreeRemaining(ipHash, db, excludeQuoteId);
+    return 0n;
   }
 
   /**
@@ -56,11 +107,15 @@ export class QuoteService {
     return left > 0n ? left : 0n;
   }
 
-  /** Prices a request and persists it as an open quote. `identity`: the verified join-work identity, if any. */
-  async quote(input: SuiteRequest, identity: { id: string } | null): Promise<QuoteView> {
+  /**
+   * Prices a request and persists it as an open quote. `identity`: the verified join-work identity,
+   * if any; `client`: the request's client (its IP), which the anonymous allowance counts.
+   */
+  async quote(input: SuiteRequest, identity: { id: string } | null, client?: QuoteClient): Promise<QuoteView> {
     checkRequest(input);
     const level: Level = input.level ?? DEFAULT_SUITE_LEVEL;
-    const remaining = identity ? await this.freeRemaining(identity.id) : null;
+    const ipHash = this.ipHash(client);
+    const remaining = await this.callerFreeRemaining(identity?.id ?? null, ipHash, this.db);
     const price = priceJob({ bytes: input.bytes, freeRemainingBytes: remaining });
     const at = this.now();
     const row: QuoteRow = {
@@ -76,6 +131,7 @@ export class QuoteService {
       amount_cents: price.amount_cents,
       tiers: JSON.stringify(price.tiers),
       identity_id: identity?.id ?? null,
+      client_ip_hash: ipHash,
       email: input.email ?? null,
       state: "open",
       job_id: null,
@@ -83,7 +139,7 @@ export class QuoteService {
       expires_at: new Date(at.getTime() + this.options.ttlSeconds * 1000).toISOString(),
     };
     await jobStore.insertQuote(this.db, row);
-    return this.view(row, remaining);
+    return this.view(row, identity ? remaining : null);
   }
 
   /** A quote by id (404 `quote_not_found`); an open quote past its expiry is marked expired first. */
@@ -151,19 +207,22 @@ export class QuoteService {
   }
 
   /**
-   * Before a quote with free bytes buys its job (inside the grant transaction): its identity must
-   * still have that much free cap left, counting everything else it used or holds since (another
-   * quote may have bought a job meanwhile). 409 `quote_free_cap_changed` otherwise: ask for a new quote.
+   * Before a quote with free bytes buys its job (inside the transaction that creates it, under
+   * `lockFreeAdmission`): its caller (the identity's month, else the IP's day) must still have that
+   * much free volume left, counting everything else it used or holds since (another quote may have
+   * bought a job meanwhile). 409 `quote_free_cap_changed` otherwise: ask for a new quote. An
+   * anonymous quote without a client IP (made before IPs were kept) has nothing left.
    */
   async recheckFreeCap(quote: QuoteRow, db: Executor = this.db): Promise<void> {
     const free = BigInt(String(quote.free_bytes));
-    if (quote.identity_id === null || free === 0n) return;
-    const left = await this.freeRemaining(quote.identity_id, db, quote.id);
+    if (free === 0n) return;
+    const left = await this.callerFreeRemaining(quote.identity_id, quote.client_ip_hash ?? null, db, quote.id);
     if (left < free) {
+      const whose = quote.identity_id === null ? "IP's free allowance left today" : "identity's free cap left";
       throw new Problem(
         409,
         "quote_free_cap_changed",
-        `The identity's free cap left (${left} bytes) no longer covers the ${free} free bytes of quote ${quote.id}; ask for a new quote.`,
+        `The ${whose} (${left} bytes) no longer covers the ${free} free bytes of quote ${quote.id}; ask for a new quote.`,
         { quote_id: quote.id, free_bytes: n(free), free_cap_remaining_bytes: n(left) },
       );
     }

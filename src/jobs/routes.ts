@@ -3,7 +3,7 @@ import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from "node:
 import path from "node:path";
 import { PassThrough, Readable } from "node:stream";
 import { FileStore } from "@tus/file-store";
-import { Metadata, Server as TusServer, type Upload } from "@tus/server";
+import { type Locker, Metadata, Server as TusServer, type Upload } from "@tus/server";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { Kysely } from "kysely";
 import { z } from "zod";
@@ -13,6 +13,8 @@ import { safeError } from "../http/logger.js";
 import { PROBLEM_CONTENT_TYPE, Problem, problemSchema } from "../http/problem.js";
 import { idText } from "../http/text.js";
 import type { App } from "../http/types.js";
+import { DiskFloor } from "./disk-floor.js";
+import { assertNotExpired, tusSpoolDir } from "./retention.js";
 import type { JobService } from "./service.js";
 import type { ObjectStore } from "./storage/types.js";
 import type { JobRow } from "./tables.js";
@@ -55,6 +57,12 @@ const jobViewSchema = z.object({
   created_at: z.string(),
   started_at: z.string().nullable(),
   finished_at: z.string().nullable(),
+  data_expires_at: z
+    .string()
+    .nullable()
+    .describe(
+      "when the job's input and output will be deleted (finished_at + JOB_RETENTION_HOURS); then 410 job_expired. Null until the job ends",
+    ),
   links: z.object({ self: z.string(), input: z.string(), upload_tus: z.string(), output: z.string() }),
 });
 
@@ -109,13 +117,24 @@ function withoutContentType(headers: unknown): unknown {
 
 export function jobRoutes(
   app: App,
-  deps: { jobs: JobService; storage: ObjectStore; db: Kysely<Database>; dataDir: string; baseUrl: string },
+  deps: {
+    jobs: JobService;
+    storage: ObjectStore;
+    db: Kysely<Database>;
+    dataDir: string;
+    baseUrl: string;
+    /** JOB_MIN_FREE_DISK_BYTES: new uploads get 507 below it (0 or absent: no floor) */
+    minFreeDiskBytes?: number;
+    /** The tus upload lock (PostgreSQL: shared by every instance, tus-locker.ts); absent: in the process */
+    locker?: Locker | undefined;
+  },
 ) {
   const { jobs, storage, db, baseUrl } = deps;
   const transfers = new JobTransfers(db, jobs, storage, app.log);
+  const diskFloor = new DiskFloor(deps.dataDir, deps.minFreeDiskBytes ?? 0);
 
   // --- tus: uploads spool under DATA_DIR/spool/tus (0700), then move into the object store ---
-  const spool = path.join(deps.dataDir, "spool", "tus");
+  const spool = tusSpoolDir(deps.dataDir);
   /** The job each gated request was authorized for (by the Fastify handler, before tus runs). */
   const authorized = new WeakMap<IncomingMessage, JobRow>();
   /** Requests whose tus error body is already a problem document. */
@@ -146,6 +165,7 @@ export function jobRoutes(
     new TusServer({
       path: TUS_PATH,
       datastore,
+      ...(deps.locker ? { locker: deps.locker } : {}),
       // One upload per job, named by it: a new POST for the same job starts over (bounded spool).
       namingFunction: (_req, metadata) => {
         const id = metadata?.job_id;
@@ -180,7 +200,13 @@ export function jobRoutes(
         socket?.setTimeout(0);
         try {
           const file = path.join(spool, upload.id);
-          const job = await transfers.receive(upload.id, fs.createReadStream(file));
+          const job = await transfers.receive(upload.id, fs.createReadStream(file)).catch(async (err) => {
+            // a refused input (the job is failed, issue #21): its spool copy is of no use
+            if (err instanceof Problem && err.code === "output_exceeds_quote") {
+              await datastore.remove(upload.id).catch(() => {});
+            }
+            throw err;
+          });
           await datastore.remove(upload.id).catch(() => {});
           return { headers: { "Job-State": job.state } };
         } finally {
@@ -233,6 +259,7 @@ export function jobRoutes(
       }
     }
     const job = await jobs.authorize(jobId ?? "", request.headers.authorization);
+    assertNotExpired(job);
     if (request.method === "POST") {
       transfers.assertAcceptsInput(job);
       const length = request.headers["upload-length"];
@@ -242,6 +269,11 @@ export function jobRoutes(
       transfers.assertFits(job, Number(length));
     }
     if (request.method === "PATCH") transfers.assertAcceptsInput(job);
+    if (request.method === "POST" || request.method === "PATCH") {
+      // bytes are coming: refused below the disk floor; the upload is alive (the sweep sees it)
+      await diskFloor.assertRoom();
+      await transfers.touchInput(job);
+    }
     authorized.set(request.raw, job);
     return job;
   }
@@ -283,8 +315,10 @@ export function jobRoutes(
       401: problemSchema,
       404: problemSchema,
       409: problemSchema,
+      410: problemSchema,
       412: problemSchema,
       413: problemSchema,
+      507: problemSchema,
     },
   });
 
@@ -309,14 +343,18 @@ export function jobRoutes(
       {
         schema: {
           summary: "A suite job: state, bytes in and out, progress, ratio, level, attempts, errors",
-          description: AUTH,
+          description: `${AUTH} Once the job's data has expired (JOB_RETENTION_HOURS after it ended, or an upload abandoned for JOB_ABANDONED_UPLOAD_HOURS) this answers 410 job_expired, with the job's final state, finished_at, expired_at and output_sha256 in the problem.`,
           tags: ["jobs"],
           security: [{ jobBearer: [] }],
           params: z.object({ id: jobIdParam }),
-          response: { 200: jobViewSchema, 401: problemSchema },
+          response: { 200: jobViewSchema, 401: problemSchema, 410: problemSchema },
         },
       },
-      async (request) => jobs.view(await jobs.authorize(request.params.id, request.headers.authorization)),
+      async (request) => {
+        const job = await jobs.authorize(request.params.id, request.headers.authorization);
+        assertNotExpired(job);
+        return jobs.view(job);
+      },
     );
 
     scope.put(
@@ -324,7 +362,7 @@ export function jobRoutes(
       {
         schema: {
           summary: "Send a suite job's whole input (raw bytes, streamed)",
-          description: `Content-Type: application/octet-stream; at most the quoted bytes (a larger Content-Length: 413 at once; more bytes arriving: 413, the part that fit is kept and recorded as bytes_in). Accepted while the job is awaiting_input or uploading; on success the job is queued. A request must arrive within REQUEST_TIMEOUT_SECONDS: for large inputs use the resumable tus endpoint ${TUS_PATH}. ${AUTH}`,
+          description: `Content-Type: application/octet-stream; at most the quoted bytes (a larger Content-Length: 413 at once; more bytes arriving: 413, the part that fit is kept and recorded as bytes_in). Accepted while the job is awaiting_input or uploading (an expired job: 410 job_expired); refused with 507 insufficient_storage while the free disk under DATA_DIR is below JOB_MIN_FREE_DISK_BYTES; on success the job is queued. A request must arrive within REQUEST_TIMEOUT_SECONDS: for large inputs use the resumable tus endpoint ${TUS_PATH}. ${AUTH}`,
           tags: ["jobs"],
           security: [{ jobBearer: [] }],
           params: z.object({ id: jobIdParam }),
@@ -333,8 +371,10 @@ export function jobRoutes(
             400: problemSchema,
             401: problemSchema,
             409: problemSchema,
+            410: problemSchema,
             413: problemSchema,
             415: problemSchema,
+            507: problemSchema,
           },
         },
       },
@@ -343,6 +383,7 @@ export function jobRoutes(
         transfers.assertAcceptsInput(job);
         const declared = request.headers["content-length"];
         if (declared !== undefined) transfers.assertFits(job, Number(declared));
+        await diskFloor.assertRoom();
         const raw = request.raw;
         // The store reads a proxy: when it stops early (over the quote) the request itself stays
         // open, so the 413 can still be sent.
@@ -380,6 +421,7 @@ export function jobRoutes(
             206: z.any().describe("the requested range of the output"),
             401: problemSchema,
             409: problemSchema,
+            410: problemSchema,
             416: problemSchema,
           },
         },

@@ -1,13 +1,24 @@
 import { createHash } from "node:crypto";
 import { once } from "node:events";
 import { PassThrough } from "node:stream";
+import v8 from "node:v8";
+import vm from "node:vm";
 import { type Kysely, sql } from "kysely";
 import { Piscina } from "piscina";
 import type { Level } from "../codec/index.js";
 import { nowIso } from "../db/database.js";
 import type { Database } from "../db/schema.js";
+import { Problem } from "../http/problem.js";
 import { bundleModule } from "../threads/bundle.mjs";
-import { errorMessage, PermanentTaskError, type TaskContext, type TaskFailure, type TaskQueue } from "./queue/types.js";
+import {
+  errorMessage,
+  PermanentTaskError,
+  type TaskContext,
+  type TaskFailure,
+  type TaskQueue,
+  taskPriority,
+} from "./queue/types.js";
+import type { QuoteView } from "./quote-schemas.js";
 import type { SegmentOp, UnitReply, UnitTask } from "./segment-job.js";
 import type { EarlyCoding, JobScheduler } from "./service.js";
 import { jobKeys, type ObjectStore, type PositionalReader } from "./storage/types.js";
@@ -32,8 +43,19 @@ import type { JobRow, JobSegmentRow } from "./tables.js";
  */
 
 export const DEFAULT_CHUNK_BYTES = 4 * 1024 * 1024;
-/** the largest stream record read (decompressStream's maxContainerBytes default) */
-export const MAX_RECORD_BYTES = 64 * 1024 * 1024;
+/**
+ * The most output one stream record of a decompress job may declare: what `labphi compress` (its
+ * DEFAULT_CHUNK) and compress jobs write per record. A larger record is refused at planning
+ * (`record_too_large`), so decoding a record holds at most this much output, whatever it declares.
+ */
+export const JOB_MAX_RECORD_OUTPUT_BYTES = 4 * 1024 * 1024;
+/**
+ * The largest stream record (its container) a decompress job reads: a container is at most its
+ * output plus a few bytes of framing (the codec stores what it cannot shrink), with room to spare.
+ */
+export const MAX_RECORD_BYTES = JOB_MAX_RECORD_OUTPUT_BYTES + 64 * 1024;
+/** bytes of a record's container read to find its declared output size (magic, version, flags, chamber, uvarint) */
+const DECLARED_HEAD_BYTES = 16;
 export const SEGMENT_TASK = "segment";
 
 export interface RunnerOptions {
@@ -80,6 +102,77 @@ const RUNNABLE: JobRow["state"][] = ["uploading", ...ACTIVE];
 class InputCorrupt extends PermanentTaskError {
   constructor(message: string) {
     super(message, "input_corrupt");
+  }
+}
+
+/**
+ * The output size a stream record's container declares, read from its first bytes (`head`, at
+ * least min(16, length) of them) without decoding: the framed header is CF 86, version, flags,
+ * chamber, then the original length as an unsigned LEB128 (docs/codec-format.md). A record that
+ * is not a framed container is refused here, as the decoder would refuse it.
+ */
+export function declaredOutput(head: Uint8Array, length: number): number {
+  if (length < 11 || head[0] !== 0xcf || head[1] !== 0x86) {
+    throw new InputCorrupt("not a codec stream: a record that is not a framed container");
+  }
+  if (head[2] !== 1) throw new InputCorrupt(`not a codec stream: a container of version ${head[2]}`);
+  let value = 0;
+  for (let i = 5, shift = 0; i < Math.min(head.length, length - 4) && shift < 56; i++, shift += 7) {
+    const b = head[i] as number;
+    value += (b & 0x7f) * 2 ** shift;
+    if (!(b & 0x80)) return value;
+  }
+  throw new InputCorrupt("not a codec stream: a container whose declared size cannot be read");
+}
+
+/**
+ * A minor collection (scavenge) of this thread's heap, once `exposeGc` ran. A decompress segment
+ * receives 4 MiB outputs from the threads and writes them; once written they are dead, but a
+ * thread whose JavaScript allocates little collects rarely and V8 frees dead ArrayBuffers only at a
+ * collection (after about 64 MB of them): measured, 1 GB decoded from a 4.5 KB stream peaked at
+ * 316 MB in the worker. A scavenge every few records frees them (about a millisecond each).
+ */
+let minorGc: (() => void) | undefined;
+let gcExposed = false;
+
+/** `--expose-gc` for the codec threads started after this (they scavenge after each decoded record) and this thread. */
+function exposeGc(): void {
+  if (gcExposed) return;
+  gcExposed = true;
+  try {
+    v8.setFlagsFromString("--expose-gc");
+    const gc = vm.runInNewContext("gc") as ((options?: { type: "minor" | "major" }) => void) | undefined;
+    if (typeof gc === "function") minorGc = () => gc({ type: "minor" });
+  } catch {
+    // not available: collections stay V8's own
+  }
+}
+
+/** The output a whole stream record (uvarint length, then the container) declares. */
+function recordDeclared(record: Uint8Array): number {
+  let i = 0;
+  while (i < record.length && (record[i] as number) & 0x80) i++;
+  i++;
+  return declaredOutput(record.subarray(i, i + DECLARED_HEAD_BYTES), record.length - i);
+}
+
+/** What planning a decompress job found: its segments and the output its records declare. */
+export interface RecordPlan {
+  ranges: Range[];
+  /** the sum of the records' declared output sizes */
+  declared: number;
+}
+
+/** A decompress job whose records declare more output than its quote: refused before any decoding. */
+class OutputExceedsQuote extends PermanentTaskError {
+  constructor(
+    readonly declared: number,
+    readonly quoted: number,
+  ) {
+    super(
+      `the input's records declare ${declared} bytes of output; the job's quote covers ${quoted} (for decompress the quoted bytes are the decompressed size)`,
+      "output_exceeds_quote",
+    );
   }
 }
 
@@ -187,7 +280,10 @@ class RecordScanner {
       const len = this.value;
       if (len < 2) throw new InputCorrupt("not a codec stream: a record of length < 2");
       if (len > MAX_RECORD_BYTES) {
-        throw new InputCorrupt(`not a codec stream: a record of ${len} bytes (more than ${MAX_RECORD_BYTES})`);
+        throw new PermanentTaskError(
+          `a stream record of ${len} bytes (a job reads records of at most ${MAX_RECORD_BYTES} bytes: what labphi compress writes by default)`,
+          "record_too_large",
+        );
       }
       const header = this.header;
       this.header = [];
@@ -231,12 +327,31 @@ async function* recordUnits(input: AsyncIterable<Buffer>): AsyncGenerator<Uint8A
   if (scanner.inRecord) throw new InputCorrupt("the input ends inside a stream record (truncated)");
 }
 
-/** Decompress planning: segments of whole records, cut once a segment reaches `segmentBytes`. */
-export async function planRecordSegments(input: AsyncIterable<Buffer>, segmentBytes: number): Promise<Range[]> {
+/**
+ * Decompress planning: segments of whole records, cut once a segment reaches `segmentBytes` of
+ * input or of declared output; the declared output size of every record is read on the way
+ * (nothing is decoded). A record declaring
+ * more than `maxRecordOutput` bytes is refused (`record_too_large`).
+ */
+export async function planRecordSegments(
+  input: AsyncIterable<Buffer>,
+  segmentBytes: number,
+  maxRecordOutput = JOB_MAX_RECORD_OUTPUT_BYTES,
+): Promise<RecordPlan> {
   const ranges: Range[] = [];
   let offset = 0;
   let start = 0;
-  const scanner = new RecordScanner(() => {});
+  let declared = 0;
+  /** declared output of the records of the segment being cut */
+  let segmentOut = 0;
+  let records = 0;
+  let recordLength = 0;
+  const head = new Uint8Array(DECLARED_HEAD_BYTES);
+  let headFill = 0;
+  const scanner = new RecordScanner((_header, len) => {
+    recordLength = len;
+    headFill = 0;
+  });
   for await (const chunk of input) {
     let i = 0;
     while (i < chunk.length) {
@@ -247,18 +362,39 @@ export async function planRecordSegments(input: AsyncIterable<Buffer>, segmentBy
         continue;
       }
       const n = Math.min(scanner.remaining, chunk.length - i);
+      const want = Math.min(DECLARED_HEAD_BYTES, recordLength) - headFill;
+      if (want > 0) {
+        const k = Math.min(want, n);
+        head.set(chunk.subarray(i, i + k), headFill);
+        headFill += k;
+      }
       scanner.remaining -= n;
       offset += n;
       i += n;
-      if (scanner.remaining === 0 && offset - start >= segmentBytes) {
-        ranges.push({ offset: start, length: offset - start });
-        start = offset;
+      if (scanner.remaining === 0) {
+        const size = declaredOutput(head.subarray(0, headFill), recordLength);
+        records++;
+        if (size > maxRecordOutput) {
+          throw new PermanentTaskError(
+            `record ${records} declares ${size} bytes of output; a job decodes records of at most ${maxRecordOutput} bytes (what labphi compress writes by default: compress with --chunk-size ${maxRecordOutput} or less)`,
+            "record_too_large",
+          );
+        }
+        declared += size;
+        segmentOut += size;
+        // a segment ends at the first record boundary past segmentBytes of input or of output, so
+        // a stream that expands a lot is still spread over segments (and workers) of bounded output
+        if (offset - start >= segmentBytes || segmentOut >= segmentBytes) {
+          ranges.push({ offset: start, length: offset - start });
+          start = offset;
+          segmentOut = 0;
+        }
       }
     }
   }
   if (scanner.inRecord) throw new InputCorrupt("the input ends inside a stream record (truncated)");
   if (offset > start) ranges.push({ offset: start, length: offset - start });
-  return ranges;
+  return { ranges, declared };
 }
 
 /** Compress / roundtrip planning: every `segmentBytes`. */
@@ -281,6 +417,12 @@ export class JobRunner implements JobScheduler {
   private readonly log: (line: string) => void;
   private piscina: Piscina | undefined;
   private working = false;
+  /**
+   * A fresh quote for a refused decompress job's declared output (same product, data class, level,
+   * identity): set by the composition root from the quote service; a process without it (a
+   * `labphi worker`) refuses without one.
+   */
+  requote: ((job: JobRow, bytes: number) => Promise<QuoteView>) | undefined;
 
   constructor(private readonly opts: RunnerOptions) {
     this.db = opts.db;
@@ -318,7 +460,14 @@ export class JobRunner implements JobScheduler {
   /** Jobs left queued or running (a crash between planning and enqueueing, a lost finalize): again. */
   async recover(): Promise<void> {
     const jobs = await this.db.selectFrom("jobs").selectAll().where("state", "in", ACTIVE).execute();
-    for (const job of jobs) await this.schedule(job);
+    for (const job of jobs) {
+      try {
+        await this.schedule(job);
+      } catch (err) {
+        // a refused job (output_exceeds_quote) is failed by schedule itself; the others go on
+        if (!(err instanceof Problem)) throw err;
+      }
+    }
   }
 
   // ---------------------------------------------------------------- planning
@@ -335,6 +484,7 @@ export class JobRunner implements JobScheduler {
         const early = segments.find((s) => s.gen === gen && s.idx === 0);
         ranges = await this.plan(current, early ? Number(early.in_length) : this.opts.segmentBytes);
       } catch (err) {
+        if (err instanceof OutputExceedsQuote) return this.refuse(current, err);
         if (err instanceof PermanentTaskError) {
           await this.failJob(job.id, err.code, `planning the segments: ${err.message}`, 0);
           return;
@@ -391,16 +541,18 @@ export class JobRunner implements JobScheduler {
     }
     for (const s of segments) {
       if (s.state === "done" || s.gen !== gen) continue;
-      await this.enqueue(job.id, gen, s.idx);
+      await this.enqueue(job.id, gen, s.idx, taskPriority(current.paid_by));
     }
     await this.maybeFinalize(job.id);
   }
 
-  private async enqueue(jobId: string, gen: string | null, idx: number): Promise<void> {
+  /** `priority`: paid jobs' segments before free ones (taskPriority of jobs.paid_by) */
+  private async enqueue(jobId: string, gen: string | null, idx: number, priority: number): Promise<void> {
     await this.queue.enqueue(SEGMENT_TASK, { job: jobId, idx, gen } satisfies SegmentPayload, {
       id: taskId(jobId, gen, idx),
       attempts: this.opts.attempts,
       backoffMs: this.opts.backoffMs,
+      priority,
     });
   }
 
@@ -453,7 +605,7 @@ export class JobRunner implements JobScheduler {
       .onConflict((oc) => oc.columns(["job_id", "idx"]).doNothing())
       .executeTakeFirst();
     if (Number(inserted.numInsertedOrUpdatedRows ?? 0) === 0) return;
-    await this.enqueue(jobId, gen, idx);
+    await this.enqueue(jobId, gen, idx, taskPriority(job.paid_by));
   }
 
   private async plan(job: JobRow, segmentBytes: number): Promise<Range[]> {
@@ -462,7 +614,44 @@ export class JobRunner implements JobScheduler {
     if (size === undefined) throw new PermanentTaskError(`the job's input (${key}) is missing`, "input_missing");
     if (job.op !== "decompress") return planFixedSegments(size, segmentBytes);
     if (size === 0) return [];
-    return planRecordSegments((await this.store.get(key)) as AsyncIterable<Buffer>, segmentBytes);
+    // every record's declared output is read before anything is decoded: the quote bounds the sum
+    const { ranges, declared } = await planRecordSegments(
+      (await this.store.get(key)) as AsyncIterable<Buffer>,
+      segmentBytes,
+    );
+    const quoted = Number(job.bytes_quoted);
+    if (declared > quoted) throw new OutputExceedsQuote(declared, quoted);
+    return ranges;
+  }
+
+  /**
+   * A decompress job whose records declare more output than its quote: a fresh quote for the
+   * declared bytes (same request and identity, when a quote service is wired), the job failed with
+   * `output_exceeds_quote` (nothing was planned or decoded), its input deleted, and 409 for the
+   * upload that completed it (PUT, or the tus PATCH) with the declared size and the fresh quote.
+   */
+  private async refuse(job: JobRow, err: OutputExceedsQuote): Promise<never> {
+    let quote: QuoteView | null = null;
+    let why = "";
+    try {
+      quote = (await this.requote?.(job, err.declared)) ?? null;
+    } catch (e) {
+      // e.g. more than the 10^15 bytes a job may be quoted for
+      why = ` (no quote: ${errorMessage(e)})`;
+    }
+    const next = quote
+      ? `quote ${quote.quote_id} covers ${err.declared} bytes (${quote.free ? "free" : `${quote.amount_usd} USD`}; buy it with POST /api/x402-suite { quote_id, … })`
+      : `ask for a quote of ${err.declared} bytes (POST /api/ppp-quote)${why}`;
+    await this.failJob(job.id, err.code, `${err.message}; ${next}`, 0);
+    await this.store.deletePrefix(jobKeys.input(job.id)).catch((e) => {
+      this.log(`job ${job.id}: its refused input was not deleted: ${errorMessage(e)}`);
+    });
+    throw new Problem(
+      409,
+      "output_exceeds_quote",
+      `The input's stream records declare ${err.declared} bytes of output, more than the ${err.quoted} bytes this job was quoted for (for decompress, the quoted bytes are the decompressed size). Nothing was decoded and the job is failed; ${next}.`,
+      { declared_bytes: err.declared, bytes_quoted: err.quoted, job_id: job.id, quote },
+    );
   }
 
   // ---------------------------------------------------------------- one segment
@@ -560,6 +749,7 @@ export class JobRunner implements JobScheduler {
     if (this.piscina) return this.piscina;
     // the threads import the codec bundled into one JavaScript file (less memory than tsx per thread)
     const module = await bundleModule(new URL("./segment-job.ts", import.meta.url));
+    exposeGc();
     this.piscina ??= new Piscina({
       filename: new URL("./segment-worker.mjs", import.meta.url).href,
       minThreads: this.opts.threads,
@@ -586,6 +776,9 @@ export class JobRunner implements JobScheduler {
     const reader = length > 0 && op !== "decompress" ? await this.store.openReader?.(key, growing) : undefined;
     const input = length > 0 && !reader ? await this.store.get(key, { start, end: start + length - 1 }, growing) : null;
     const out = new PassThrough();
+    // destroyed with the segment's error before the store attached to it (a first record that
+    // fails at once): the error is the put's rejection and this task's, never an uncaught event
+    out.on("error", () => {});
     const put = this.store.put(jobKeys.segmentOut(job.id, seg.idx, seg.gen), out);
     put.catch(() => {});
     try {
@@ -595,7 +788,18 @@ export class JobRunner implements JobScheduler {
           : op === "decompress"
             ? recordUnits(input as AsyncIterable<Buffer>)
             : fixedUnits(input as AsyncIterable<Buffer>, this.buffers);
+        // decompress: the writer never passes the quote, whatever the records claim (each record is
+        // also held to its declared size in `coded`, and the planner held their sum to the quote)
+        const cap = op === "decompress" ? Number(job.bytes_quoted) : Number.POSITIVE_INFINITY;
+        let written = 0;
         for await (const piece of this.coded(units, op, job.level as Level, signal)) {
+          written += piece.length;
+          if (written > cap) {
+            throw new PermanentTaskError(
+              `the segment's output passes the job's quote of ${cap} bytes: the records decode to more than they declare`,
+              "codec_corrupt",
+            );
+          }
           if (!out.write(piece)) await once(out, "drain", { signal });
         }
       }
@@ -617,24 +821,46 @@ export class JobRunner implements JobScheduler {
   ): AsyncGenerator<Uint8Array> {
     const pool = await this.pool();
     const window: Promise<UnitReply>[] = [];
+    /** decompress: the output each record in the window declares (read here, not by the codec) */
+    const declared: number[] = [];
     let n = 0;
     const take = async (): Promise<Uint8Array[]> => {
       const reply = await (window.shift() as Promise<UnitReply>);
       n++;
+      // decompress: the outputs of the records before were written; free them (see minorGc)
+      if (op === "decompress" && n % 4 === 0) minorGc?.();
       const back = reply.input.buffer;
       // the input's buffer is filled again only when no output is a view of it
       if (!("out" in reply && reply.out.some((p) => p.buffer === back))) this.buffers.give(back);
-      if ("out" in reply) return reply.out;
+      const expected = declared.shift();
+      if ("out" in reply) {
+        const got = reply.out.reduce((a, p) => a + p.length, 0);
+        if (expected !== undefined && got !== expected) {
+          throw new PermanentTaskError(
+            `record ${n} of the segment: decoded ${got} bytes, its header declares ${expected}`,
+            "codec_corrupt",
+          );
+        }
+        return reply.out;
+      }
       const { code, message } = reply.error;
       const where = op === "decompress" ? `record ${n} of the segment` : `chunk ${n} of the segment`;
       if (code === "roundtrip_mismatch") throw new PermanentTaskError(`${where}: ${message}`, "roundtrip_mismatch");
-      if (op === "decompress" && code.startsWith("codec_")) throw new InputCorrupt(`${where}: ${message} (${code})`);
+      // a record the codec refuses (damaged, or decoding to another size than it declares): the
+      // codec's code (codec_corrupt, codec_checksum_mismatch, …); no retry can fix it
+      if (op === "decompress" && code.startsWith("codec_")) {
+        throw new PermanentTaskError(`${where}: ${message} (${code})`, code);
+      }
       throw new Error(`${where}: ${message} (${code})`);
     };
     try {
       for await (const unit of units) {
         signal.throwIfAborted();
-        const task: UnitTask = { op, level, input: unit };
+        let task: UnitTask = { op, level, input: unit };
+        if (op === "decompress") {
+          declared.push(recordDeclared(unit));
+          task = { ...task, maxOutputBytes: JOB_MAX_RECORD_OUTPUT_BYTES };
+        }
         const p = pool.run(task, { transferList: [unit.buffer as ArrayBuffer], signal }) as Promise<UnitReply>;
         p.catch(() => {});
         window.push(p);
@@ -643,6 +869,7 @@ export class JobRunner implements JobScheduler {
       while (window.length > 0) yield* await take();
     } finally {
       window.length = 0;
+      declared.length = 0;
     }
   }
 
@@ -654,6 +881,18 @@ export class JobRunner implements JobScheduler {
     if (!job || !ACTIVE.includes(job.state) || job.segments_done < job.segments_total) return;
     const segments = await jobStore.segments(this.db, jobId);
     if (segments.length !== job.segments_total || segments.some((s) => s.state !== "done")) return;
+    const recorded = segments.reduce((a, s) => a + Number(s.out_bytes ?? 0), 0);
+    if (job.op === "decompress" && recorded > Number(job.bytes_quoted)) {
+      // each segment stays within the quote and each record within its declared size: a bug or
+      // a changed input got here; the job never delivers more than was quoted
+      await this.failJob(
+        jobId,
+        "codec_corrupt",
+        `the segments decoded ${recorded} bytes, more than the ${Number(job.bytes_quoted)} quoted`,
+        0,
+      );
+      return;
+    }
     const hash = createHash("sha256");
     let bytes = 0;
     for (const s of segments) {

@@ -1,6 +1,7 @@
 import type { Config } from "../config.js";
 import type { Db } from "../db/database.js";
 import { openTaskQueue } from "./queue/index.js";
+import { JobRetention, tusSpoolDir } from "./retention.js";
 import { JobRunner } from "./runner.js";
 import { type ClosableObjectStore, createObjectStore } from "./storage/index.js";
 
@@ -23,6 +24,8 @@ export interface WorkerOptions {
 export interface JobRuntime {
   storage: ClosableObjectStore;
   runner: JobRunner;
+  /** The retention sweep (job data expires), when this process runs it (`sweep: true`). */
+  retention: JobRetention | undefined;
   /** Stops the runner (running segments finish within `graceMs` or go back to the queue), then the store. */
   close(opts?: { graceMs?: number }): Promise<void>;
 }
@@ -35,6 +38,11 @@ export async function buildJobRuntime(options: {
   info: (line: string) => void;
   /** queue warnings */
   warn: (line: string) => void;
+  /**
+   * Run the retention sweep here every JOB_SWEEP_INTERVAL_SECONDS (the web service does: it also
+   * cleans its own tus spool; on PostgreSQL one sweeper works at a time, whatever runs it).
+   */
+  sweep?: boolean;
 }): Promise<JobRuntime> {
   const { config, db, worker } = options;
   const storage = createObjectStore(config);
@@ -49,12 +57,27 @@ export async function buildJobRuntime(options: {
     log: worker.say ?? options.info,
   });
   if (worker.start) await runner.start();
+  const retention = options.sweep
+    ? new JobRetention({
+        db: db.kysely,
+        kind: db.kind,
+        store: storage,
+        spoolDir: tusSpoolDir(config.dataDir),
+        localRoot: storage.kind === "local" ? config.dataDir : undefined,
+        retentionHours: config.jobData.retentionHours,
+        abandonedUploadHours: config.jobData.abandonedUploadHours,
+        log: options.info,
+      })
+    : undefined;
+  retention?.start(config.jobData.sweepIntervalSeconds * 1000);
   let closed: Promise<void> | undefined;
   return {
     storage,
     runner,
+    retention,
     close(opts = {}) {
       closed ??= (async () => {
+        await retention?.stop();
         await runner.stop({ graceMs: opts.graceMs ?? 5_000 });
         await storage.close();
       })();

@@ -1,14 +1,7 @@
 import { createHash } from "node:crypto";
 import * as workerThreads from "node:worker_threads";
 import { keepJobsInThread } from "../codec/entropy/cm-pool.js";
-import {
-  CodecError,
-  compress,
-  compressInCallingThread,
-  decompress,
-  decompressStream,
-  type Level,
-} from "../codec/index.js";
+import { CodecError, compress, compressInCallingThread, decompress, isFramed, type Level } from "../codec/index.js";
 
 /**
  * One unit of a segment, coded inside a piscina worker thread (segment-worker.mjs loads this
@@ -17,7 +10,10 @@ import {
  * The records are exactly what the codec's `compressStream({ level, chunkSize })` writes for a
  * chunk of at most `chunkSize` bytes (one record: the container's length as an unsigned LEB128,
  * then `compress(chunk, { level })`), so `labphi decompress` reads them; a record is decoded
- * through `decompressStream`. This thread is already off the caller's event loop, so context
+ * the way `decompressStream` decodes it (its container through `decompress`), but with the
+ * output capped at `maxOutputBytes` (the runner's 4 MiB per record): a container declaring more
+ * is refused from its header (`codec_too_large`) before anything is allocated, and one that decodes
+ * to another size than it declares fails with `codec_corrupt`. This thread is already off the caller's event loop, so context
  * mixing, brotli and gzip run here instead of on the codec's own pool or libuv's.
  *
  * Memory (docs/suite.md, "Where the worker's memory goes"): a unit is coded without copying its
@@ -34,6 +30,8 @@ export interface UnitTask {
   level: Level;
   /** the unit: a view from offset 0 of a buffer transferred in (possibly longer than the view) */
   input: Uint8Array;
+  /** decompress: the most output the record may declare (the codec's 256 MiB default otherwise) */
+  maxOutputBytes?: number;
 }
 
 interface Returned {
@@ -61,23 +59,37 @@ export function recordHeader(length: number): Uint8Array {
   return Uint8Array.from(bytes);
 }
 
-/** decompressStream over one record: its outputs, without joining them */
-async function decodeRecord(record: Uint8Array): Promise<Uint8Array[]> {
-  const t = decompressStream();
-  const parts: Uint8Array[] = [];
-  t.on("data", (c: Buffer) => parts.push(own(c)));
-  await new Promise<void>((resolve, reject) => {
-    t.once("end", resolve);
-    t.once("error", reject);
-    t.end(Buffer.from(record.buffer, record.byteOffset, record.byteLength));
-  });
+/**
+ * One stream record (uvarint length, then a framed container) decoded as decompressStream decodes
+ * it, with the output capped: the codec checks the declared size against `maxOutputBytes` before
+ * it allocates, and the output has exactly the declared size (else codec_corrupt).
+ */
+async function decodeRecord(record: Uint8Array, maxOutputBytes: number | undefined): Promise<Uint8Array[]> {
+  let i = 0;
+  let length = 0;
+  for (let shift = 0; ; shift += 7) {
+    if (i >= record.length || shift > 49) throw new CodecError("codec_truncated", "stream record header is cut");
+    const b = record[i++] as number;
+    length += (b & 0x7f) * 2 ** shift;
+    if (!(b & 0x80)) break;
+  }
+  if (record.length - i !== length) throw new CodecError("codec_truncated", "stream ends inside a record");
+  const container = record.subarray(i);
+  if (!isFramed(container)) throw new CodecError("codec_bad_magic", "stream record is not a framed container");
+  const out = await decompress(container, maxOutputBytes === undefined ? {} : { maxOutputBytes });
+  const parts = out.length === 0 ? [] : [own(out)];
+  // the decoder's working arrays (e.g. 8 bytes per value for delta) are dead now: a scavenge frees
+  // them at once instead of after ~64 MB of them (the runner exposes gc to its threads)
+  scavenge?.({ type: "minor" });
   return parts;
 }
+
+const scavenge = (globalThis as { gc?: (options?: { type: "minor" | "major" }) => void }).gc;
 
 const sha256 = (u: Uint8Array) => createHash("sha256").update(u).digest("hex");
 
 async function code(task: UnitTask): Promise<{ out: Uint8Array[] } | { error: { code: string; message: string } }> {
-  if (task.op === "decompress") return { out: await decodeRecord(task.input) };
+  if (task.op === "decompress") return { out: await decodeRecord(task.input, task.maxOutputBytes) };
   const container = own(await compress(task.input, { level: task.level }));
   if (task.op === "roundtrip") {
     // decoded the way decompressStream decodes a record (same options, same checks)

@@ -4,6 +4,7 @@ import { nowIso } from "../db/database.js";
 import type { Database } from "../db/schema.js";
 import { Problem } from "../http/problem.js";
 import type { Executor } from "../orders/store.js";
+import { callerOfQuote } from "./free-admission.js";
 import { jobStore } from "./store.js";
 import type { JobRow, QuoteRow } from "./tables.js";
 import { suiteUsageId, type UsageLedger } from "./usage.js";
@@ -38,6 +39,8 @@ export interface JobView {
   created_at: string;
   started_at: string | null;
   finished_at: string | null;
+  /** when the job's data will be deleted (finished_at + JOB_RETENTION_HOURS); null until it ends */
+  data_expires_at: string | null;
   links: { self: string; input: string; upload_tus: string; output: string };
 }
 
@@ -64,6 +67,8 @@ export class JobService {
   scheduler: JobScheduler | undefined;
   /** The usage ledger (set by the composition root from the quote service). */
   usage: Pick<UsageLedger, "record"> | undefined;
+  /** JOB_RETENTION_HOURS (set by the composition root): shown as each ended job's `data_expires_at`. */
+  retentionHours: number | undefined;
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -131,6 +136,10 @@ export class JobService {
       started_at: null,
       finished_at: null,
       upload_gen: null,
+      // who a free job counts against (src/jobs/free-admission.ts): the identity, else the client IP
+      caller: callerOfQuote(quote),
+      expired_at: null,
+      purged_at: null,
     };
     await jobStore.insertJob(db, job);
     const won = await jobStore.quoteTransition(db, quote.id, ["open", "paid"], "used", { job_id: job.id });
@@ -236,6 +245,10 @@ export class JobService {
       created_at: job.created_at,
       started_at: job.started_at,
       finished_at: job.finished_at,
+      data_expires_at:
+        job.finished_at && this.retentionHours !== undefined
+          ? new Date(Date.parse(job.finished_at) + this.retentionHours * 3600_000).toISOString()
+          : null,
       links: this.links(job.id),
     };
   }

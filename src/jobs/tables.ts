@@ -26,6 +26,11 @@ export interface QuoteRow {
   /** JSON: the pricing breakdown, one entry per tier */
   tiers: string;
   identity_id: string | null;
+  /**
+   * HMAC-SHA256 (first 16 bytes, hex) of the client's IP under a server key (an IPv6 address by
+   * its /64); the anonymous free allowance is counted per IP per day from it. Null: no IP known.
+   */
+  client_ip_hash?: string | null;
   email: string | null;
   state: QuoteState;
   job_id: string | null;
@@ -68,6 +73,15 @@ export interface JobRow {
   finished_at: string | null;
   /** the current upload of the input (a fresh value per upload; null before the first) */
   upload_gen: string | null;
+  /** who a free job counts against (admission): `idn:<identity id>`, or `ip:<client_ip_hash>`; null: unknown */
+  caller?: string | null;
+  /**
+   * When the retention sweep deleted the job's data (JOB_RETENTION_HOURS after it ended, or an
+   * upload abandoned for JOB_ABANDONED_UPLOAD_HOURS); null while it is kept. Expired: 410 job_expired.
+   */
+  expired_at: string | null;
+  /** when the expired job's data was deleted (null until a sweep has deleted it all) */
+  purged_at: string | null;
 }
 
 export type SegmentState = "pending" | "running" | "done" | "failed";
@@ -108,6 +122,8 @@ export interface QueueTaskRow {
   /** JSON */
   payload: string;
   state: "ready" | "leased" | "done" | "failed";
+  /** taken by ascending priority, then run_after (TASK_PRIORITY: paid 0, free 10) */
+  priority: number;
   attempts: number;
   max_attempts: number;
   run_after: string;

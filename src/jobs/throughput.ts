@@ -43,14 +43,16 @@ const LEVEL_TRAITS: Record<Level, string> = {
 /**
  * Estimated seconds of codec work for `bytes` at a level, for one worker thread (a job's segments
  * may run on several workers, so this is an upper bound for a machine with more). Compress reads
- * `bytes` of input; decompress reads `bytes` of container, assumed to expand by the measured ratio;
- * roundtrip compresses then decompresses the result. Upload and download time are not included.
+ * `bytes` of input; decompress writes `bytes` of output (for decompress the quoted bytes are the
+ * decompressed size, issue #21); roundtrip compresses then decompresses the result. Upload and
+ * download time are not included.
  */
 export function estimateSeconds(bytes: number, op: SuiteOp, level: Level): number {
   const t = LEVEL_THROUGHPUT[level];
   const mb = bytes / 1e6;
   const compress = mb / t.compress_mb_s;
-  const decompress = (op === "decompress" ? mb / t.ratio : mb) / t.decompress_mb_s;
+  // decompress speeds are in MB of output per second
+  const decompress = mb / t.decompress_mb_s;
   const s = op === "compress" ? compress : op === "decompress" ? decompress : compress + decompress;
   return Math.max(1, Math.ceil(s));
 }

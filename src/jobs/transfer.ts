@@ -5,6 +5,7 @@ import type { Kysely } from "kysely";
 import type { Database } from "../db/schema.js";
 import { safeError } from "../http/logger.js";
 import { Problem } from "../http/problem.js";
+import { assertNotExpired } from "./retention.js";
 import { type JobService, toNumber } from "./service.js";
 import { jobKeys, type ObjectStore, ObjectTooLarge } from "./storage/types.js";
 import { jobStore } from "./store.js";
@@ -38,8 +39,9 @@ export class JobTransfers {
     private readonly log: FastifyBaseLogger,
   ) {}
 
-  /** 409 unless the job still takes input. */
+  /** 410 when the job expired (its data was deleted); 409 unless the job still takes input. */
   assertAcceptsInput(job: JobRow): void {
+    assertNotExpired(job);
     if (!INPUT_STATES.includes(job.state)) {
       throw new Problem(
         409,
@@ -66,6 +68,23 @@ export class JobTransfers {
   /** A resumable upload has started: awaiting_input → uploading (no change from uploading). */
   async markUploading(jobId: string): Promise<void> {
     await jobStore.jobTransition(this.db, jobId, ["awaiting_input"], { state: "uploading" });
+  }
+
+  /**
+   * Upload activity (every tus request): `updated_at` = now while the job takes input and has not
+   * expired, so the retention sweep does not take a slow upload for an abandoned one (on any
+   * instance). One conditional update: when it changes nothing the job expired or closed meanwhile
+   * (410 / 409).
+   */
+  async touchInput(job: JobRow): Promise<void> {
+    const r = await this.db
+      .updateTable("jobs")
+      .set({ updated_at: new Date().toISOString() })
+      .where("id", "=", job.id)
+      .where("state", "in", INPUT_STATES)
+      .where("expired_at", "is", null)
+      .executeTakeFirst();
+    if (Number(r.numUpdatedRows) === 0) this.assertAcceptsInput(await this.jobs.get(job.id));
   }
 
   /**
@@ -140,7 +159,10 @@ export class JobTransfers {
         bytes_in: put.bytes,
         input_sha256: put.sha256,
       });
-      if (moved) await this.jobs.recordUsage(jobId, put.bytes, trx);
+      // decompress: the usage is the output the job may write (its quote: the decompressed size,
+      // issue #21), not the size of the stream, or a few KB would spend a GB of the free cap
+      const used = current.op === "decompress" ? toNumber(current.bytes_quoted) : put.bytes;
+      if (moved) await this.jobs.recordUsage(jobId, used, trx);
       return moved;
     });
     const job = await this.jobs.get(jobId);
@@ -155,6 +177,8 @@ export class JobTransfers {
     try {
       await this.jobs.scheduler?.schedule(job);
     } catch (err) {
+      // A refusal of this input (409 output_exceeds_quote: the scheduler failed the job) is the answer.
+      if (err instanceof Problem) throw err;
       // The input is safe and the job is queued; the runner's sweep picks up queued jobs.
       this.log.error({ job_id: jobId, err: safeError(err as Error) }, "suite job scheduler failed");
     }
@@ -163,6 +187,7 @@ export class JobTransfers {
 
   /** The output's parts (segment outputs in index order) and total size: 409 unless the job is done. */
   async output(job: JobRow): Promise<{ parts: OutputPart[]; total: number }> {
+    assertNotExpired(job);
     if (job.state !== "done") {
       throw new Problem(409, "job_not_done", `Job ${job.id} is ${job.state}; its output exists once it is done.`, {
         state: job.state,

@@ -52,6 +52,17 @@ export function periodBounds(period: string): { start: string; end: string } {
   };
 }
 
+/** The first instant of a UTC calendar day (YYYY-MM-DD) and of the next one, as ISO 8601 strings. */
+export function dayBounds(day: string): { start: string; end: string } {
+  const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(day);
+  if (!m) throw new RangeError(`not a day (YYYY-MM-DD): ${day}`);
+  const [y, mo, d] = [Number(m[1]), Number(m[2]), Number(m[3])];
+  return {
+    start: new Date(Date.UTC(y, mo - 1, d)).toISOString(),
+    end: new Date(Date.UTC(y, mo - 1, d + 1)).toISOString(),
+  };
+}
+
 /** A SUM() or bigint column as read from either engine (number, string, bigint or null) as a bigint. */
 export function toBigInt(v: number | string | bigint | null | undefined): bigint {
   if (v === null || v === undefined) return 0n;

@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from "node:async_hooks";
 import { Readable } from "node:stream";
 import type { ReadableStream as NodeReadableStream } from "node:stream/web";
 import { toWebRequest } from "@modelcontextprotocol/node";
@@ -5,7 +6,7 @@ import { createMcpHandler, validateHostHeader, validateOriginHeader } from "@mod
 import { MCP_PATH } from "../discovery/mcp-card.js";
 import { Problem } from "../http/problem.js";
 import type { App } from "../http/types.js";
-import type { McpDeps } from "./deps.js";
+import type { McpCaller, McpDeps } from "./deps.js";
 import { mcpFactory } from "./server.js";
 
 /**
@@ -17,6 +18,12 @@ import { mcpFactory } from "./server.js";
  * BASE_URL's host or a loopback form (any port); anything else is a 403 problem before MCP sees
  * the request. Like every route here, a refused request answers application/problem+json with a
  * stable code; the SDK's JSON-RPC error (`jsonrpc`, `error`, `id`) rides along in the same body.
+ *
+ * Limits (issue #21 item 6, docs/mcp.md "Limits"): a JSON-RPC batch (a JSON array body) is refused
+ * (400 `mcp_batch_not_supported`, JSON-RPC -32600 invalid request) before any message in it is
+ * read: MCP since 2025-06-18 has no batches, and one POST must not carry many calls past the
+ * per-request limit. Each tool call then counts against the per-IP group of the route it stands
+ * for: the client address reaches the per-request server through the factory (`McpCaller`).
  */
 
 export { MCP_PATH } from "../discovery/mcp-card.js";
@@ -37,8 +44,16 @@ const TRANSPORT_CODES: Record<number, string> = {
   415: "unsupported_media_type",
 };
 
+/** JSON-RPC 2.0 "Invalid Request". */
+export const JSONRPC_INVALID_REQUEST = -32600;
+
 export function mcpRoutes(app: App, deps: McpDeps): void {
-  const handler = createMcpHandler(mcpFactory(deps), { onerror: (err) => deps.onError?.(err) });
+  // The caller of the request being served, read by the factory the SDK calls inside `fetch`.
+  const callers = new AsyncLocalStorage<McpCaller>();
+  const handler = createMcpHandler(
+    mcpFactory(deps, () => callers.getStore()),
+    { onerror: (err) => deps.onError?.(err) },
+  );
   const hosts = allowedHostnames(deps.config.baseUrl);
   app.addHook("onClose", async () => handler.close());
 
@@ -70,10 +85,11 @@ export function mcpRoutes(app: App, deps: McpDeps): void {
       schema: {
         summary: "MCP server (streamable HTTP, stateless): tools, resources, paid tools over the x402 MCP transport",
         description:
-          "JSON-RPC over streamable HTTP for MCP clients (2025-era and 2026-07-28). Tools: catalog, payments, quote_suite, buy (x402 MCP transport), compress, decompress, profile, bench, olympiad_register, olympiad_vote, job_status. Host (and Origin, when sent) must be BASE_URL's host or loopback: 403 otherwise. GET and DELETE: 405 (stateless). See docs/mcp.md.",
+          "JSON-RPC over streamable HTTP for MCP clients (2025-era and 2026-07-28). Tools: catalog, payments, quote_suite, buy (x402 MCP transport), compress, decompress, profile, bench, olympiad_register, olympiad_vote, job_status. Host (and Origin, when sent) must be BASE_URL's host or loopback: 403 otherwise. GET and DELETE: 405 (stateless). One JSON-RPC message per POST: a batch (JSON array) is refused whole, 400 mcp_batch_not_supported (JSON-RPC -32600). Each tool call counts against the per-IP limit of the HTTP route it stands for (a rate_limited tool error over it). See docs/mcp.md.",
         tags: ["mcp"],
       },
       handler: async (request, reply) => {
+        if (request.method === "POST" && Array.isArray(request.body)) throw batchRefused();
         // Cancel the exchange when the client goes away before the answer is written.
         const abort = new AbortController();
         reply.raw.on("close", () => {
@@ -82,7 +98,7 @@ export function mcpRoutes(app: App, deps: McpDeps): void {
         const web = await toWebRequest(request.raw, request.method === "POST" ? request.body : undefined, {
           signal: abort.signal,
         });
-        const res = await handler.fetch(web);
+        const res = await callers.run({ ip: request.ip }, () => handler.fetch(web));
         if (res.status >= 400) throw await transportProblem(res);
         reply.code(res.status);
         res.headers.forEach((value, key) => {
@@ -92,6 +108,17 @@ export function mcpRoutes(app: App, deps: McpDeps): void {
         return reply.send(Readable.fromWeb(res.body as unknown as NodeReadableStream));
       },
     });
+  });
+}
+
+/** A JSON-RPC batch: refused whole, nothing in it runs. */
+function batchRefused(): Problem {
+  const message =
+    "JSON-RPC batches are not supported: send one JSON-RPC message per POST (MCP has no batches since 2025-06-18).";
+  return new Problem(400, "mcp_batch_not_supported", message, {
+    jsonrpc: "2.0",
+    error: { code: JSONRPC_INVALID_REQUEST, message },
+    id: null,
   });
 }
 

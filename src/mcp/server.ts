@@ -1,8 +1,10 @@
 import { McpServer, type McpServerFactory } from "@modelcontextprotocol/server";
-import { MCP_SERVER_NAME, MCP_TOOLS } from "../discovery/mcp-card.js";
+import { MCP_PATH, MCP_SERVER_NAME, MCP_TOOLS } from "../discovery/mcp-card.js";
+import { rateGroup, toolGroup } from "../http/rate-limit.js";
 import { VERSIONS } from "../versions.js";
-import type { McpDeps } from "./deps.js";
+import type { McpCaller, McpDeps } from "./deps.js";
 import { registerResources } from "./resources.js";
+import { problemResult } from "./results.js";
 import { registerBuyTool } from "./tools/buy.js";
 import { registerCodecTools } from "./tools/codec.js";
 import { registerOlympiadTools } from "./tools/olympiad.js";
@@ -23,12 +25,41 @@ export const INSTRUCTIONS =
   'Start with `catalog`; `buy` follows the x402 MCP transport (pay the PaymentRequired it answers, then call again with _meta["x402/payment"]). ' +
   "compress/decompress/profile/bench are free within the HTTP input limits; larger data: `quote_suite`, then POST /api/x402-suite.";
 
-export function createMcpServer(deps: McpDeps): McpServer {
+/**
+ * Each tool call from `caller` counts against the per-IP group of the HTTP route the tool stands
+ * for (`MCP_TOOL_ROUTES`, docs/mcp.md "Limits"), in the same counters as that route, before the
+ * tool's body runs; over the budget the call is a tool error carrying the `rate_limited` problem.
+ * A group the `/mcp` POST itself already counted in (`paid`: one POST carries one message, batches
+ * are refused) is not counted twice. No caller (stdio) or no limiter (limits off): nothing counted.
+ */
+function limitToolCalls(server: McpServer, deps: McpDeps, caller: McpCaller | undefined): void {
+  const limiter = deps.rateLimiter;
+  if (!limiter || !caller) return;
+  const transportGroup = rateGroup("POST", MCP_PATH);
+  const register = server.registerTool.bind(server);
+  const limited = (name: string, config: unknown, cb: (...args: unknown[]) => unknown) => {
+    const group = toolGroup(name);
+    if (!group || group === transportGroup) return register(name, config as never, cb as never);
+    return register(
+      name,
+      config as never,
+      (async (...args: unknown[]) => {
+        const refused = await limiter.take(caller.ip, group);
+        if (refused) return problemResult(refused);
+        return cb(...args);
+      }) as never,
+    );
+  };
+  server.registerTool = limited as unknown as typeof server.registerTool;
+}
+
+export function createMcpServer(deps: McpDeps, caller?: McpCaller): McpServer {
   const server = new McpServer(
     { name: MCP_SERVER_NAME, title: "Lab Phi", version: VERSIONS.api },
     { capabilities: { tools: {}, resources: {} }, instructions: INSTRUCTIONS },
   );
-  registerStoreTools(server, deps);
+  limitToolCalls(server, deps, caller);
+  registerStoreTools(server, deps, caller);
   registerBuyTool(server, deps);
   registerCodecTools(server, deps);
   registerOlympiadTools(server, deps);
@@ -36,6 +67,7 @@ export function createMcpServer(deps: McpDeps): McpServer {
   return server;
 }
 
-export function mcpFactory(deps: McpDeps): McpServerFactory {
-  return () => createMcpServer(deps);
+/** The per-request factory; `callerOf` names the client of the request being served (HTTP only). */
+export function mcpFactory(deps: McpDeps, callerOf: () => McpCaller | undefined = () => undefined): McpServerFactory {
+  return () => createMcpServer(deps, callerOf());
 }

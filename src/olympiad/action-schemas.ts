@@ -8,7 +8,17 @@ import { proposeActionSchema, proposeResultSchema, voteActionSchema, voteResultS
  * and GET /api/olympiad/me. `propose` and `vote` come from governance-schemas.ts.
  */
 
-export const OLYMPIAD_ACTIONS = ["register", "enter", "intent", "team", "propose", "vote"] as const;
+export const OLYMPIAD_ACTIONS = [
+  "register",
+  "agent_challenge",
+  "enter",
+  "bind_order",
+  "bind_identity",
+  "intent",
+  "team",
+  "propose",
+  "vote",
+] as const;
 export const TEAM_OPS = ["create", "join", "leave", "lock", "transfer", "code", "view"] as const;
 
 const oneOf = (what: string, values: readonly string[]) => (iss: { code?: string; input?: unknown }) =>
@@ -20,16 +30,41 @@ export const whoSchema = z
     "agent_self: an agent registers itself (agent_id required); human_for_self: a human competes (no agent_id); human_for_agent: a human registers an agent (agent_id of the agent and operator_name required)",
   );
 
+export const agentProofSchema = z
+  .object({
+    nonce: plainText(100).min(1).describe("the nonce from agent_challenge (single use, expiring)"),
+    chain: z
+      .enum(["evm", "solana"])
+      .describe("evm: EIP-191 personal_sign; solana: ed25519 over the message's UTF-8 bytes"),
+    address: plainText(100).min(1).describe("the signing wallet: 0x… (EVM) or base58 (Solana)"),
+    signature: plainText(300).min(1).describe("0x-hex (EVM), or base58 / base64 of 64 bytes (Solana)"),
+  })
+  .describe(
+    "proves the agent_id: a signature by `address` over the `message` agent_challenge returned for this agent_id; a proven id is unique and bound to the address",
+  );
+
 export const registerActionSchema = z.object({
   action: z.literal("register"),
   who: whoSchema,
   name: plainText(80).min(1).describe("display name, 1-80 characters"),
   agent_id: plainText(200)
     .optional()
-    .describe("the agent's id (A-Z a-z 0-9 . _ : @ -, 1-200 characters); unique: an agent registers once"),
+    .describe(
+      "the agent's id (A-Z a-z 0-9 . _ : @ -, 1-200 characters). Without agent_proof it is a self-asserted label (several participants may carry it); with agent_proof it is proven and unique",
+    ),
+  agent_proof: agentProofSchema.optional(),
   operator_name: plainText(80).optional().describe("human_for_agent: the human who registers the agent"),
   email: emailText().optional().describe("optional contact; the receipt address of an entry bought in `enter`"),
 });
+
+export const agentChallengeActionSchema = z.object({
+  action: z.literal("agent_challenge"),
+  agent_id: plainText(200).min(1).describe("the agent id to prove at register"),
+});
+
+export const bindIdentityActionSchema = z
+  .object({ action: z.literal("bind_identity") })
+  .describe("binds the join-work identity of the X-Identity-Token header (public_community standing); permanent");
 
 export const intentActionSchema = z.object({
   action: z.literal("intent"),
@@ -38,6 +73,14 @@ export const intentActionSchema = z.object({
 
 export const enterActionSchema = z.object({
   action: z.literal("enter"),
+  access_token: plainText(200)
+    .optional()
+    .describe("the token of a paid gao-entry order: the last segment of its access URL"),
+  access_url: plainText(2000).optional().describe("or the order's whole access URL (<base>/access/<token>)"),
+});
+
+export const bindOrderActionSchema = z.object({
+  action: z.literal("bind_order"),
   access_token: plainText(200)
     .optional()
     .describe("the token of a paid gao-entry order: the last segment of its access URL"),
@@ -71,7 +114,10 @@ export const olympiadActionSchema = z.discriminatedUnion(
   "action",
   [
     registerActionSchema,
+    agentChallengeActionSchema,
     enterActionSchema,
+    bindOrderActionSchema,
+    bindIdentityActionSchema,
     intentActionSchema,
     teamActionSchema,
     proposeActionSchema,
@@ -90,7 +136,13 @@ export const participantViewSchema = z.object({
   who: whoSchema,
   name: z.string(),
   agent_id: z.string().nullable(),
+  agent_id_source: z
+    .enum(["proven", "self_asserted"])
+    .nullable()
+    .describe("proven: bound to agent_address by a wallet signature (unique); self_asserted: a label anyone may carry"),
+  agent_address: z.string().nullable().describe("the wallet that proved the agent id: evm:0x… or solana:…"),
   operator_name: z.string().nullable(),
+  identity_bound: z.boolean().describe("bound to a join-work identity (public_community standing)"),
   member_kind: memberKindSchema.describe("how the ratio rule counts this participant"),
   registered_at: z.string(),
 });
@@ -110,6 +162,29 @@ export const registerResultSchema = z.object({
     checkout: z.string(),
   }),
   next: z.array(z.string()),
+});
+
+export const agentChallengeResultSchema = z.object({
+  action: z.literal("agent_challenge"),
+  agent_id: z.string(),
+  nonce: z.string().describe("single use; send it back in register's agent_proof"),
+  message: z.string().describe("the exact text to sign (EIP-191 personal_sign, or ed25519 over its UTF-8 bytes)"),
+  expires_at: z.string(),
+});
+
+export const bindOrderResultSchema = z.object({
+  action: z.literal("bind_order"),
+  participant_id: z.string(),
+  order_id: z.string(),
+  season_id: z.string(),
+  created: z.boolean().describe("false when the order was already bound to this participant"),
+  paid: z.literal(true).describe("paid standing in governance while the order stays active"),
+});
+
+export const bindIdentityResultSchema = z.object({
+  action: z.literal("bind_identity"),
+  participant_id: z.string(),
+  identity_id: z.string(),
 });
 
 export const intentResultSchema = z.object({
@@ -167,6 +242,18 @@ export const teamViewSchema = z.object({
   eligible: z.boolean().describe("human and autonomous shares each within 30-70 % (inclusive)"),
   reasons: z.array(ratioReasonSchema).describe("why not eligible; empty when eligible"),
   entered_members: z.number().int(),
+  governance: z
+    .object({
+      locked: z.boolean(),
+      paid_members: z.number().int().describe("members holding an active gao-entry order (entered or bound)"),
+      paid_humans: z.number().int(),
+      paid_autonomous: z.number().int(),
+      counts: z
+        .boolean()
+        .describe("the captain (if paid) votes in team_captains: locked and eligible over the paid members"),
+      reasons: z.array(z.string()).describe("why not (empty when it counts)"),
+    })
+    .describe("governance standing of the team (docs/olympiad-governance.md)"),
   members: z.array(
     z.object({
       participant_id: z.string(),
@@ -190,6 +277,9 @@ export const teamResultSchema = z.object({
 
 export const actionResultSchema = z.discriminatedUnion("action", [
   registerResultSchema,
+  agentChallengeResultSchema,
+  bindOrderResultSchema,
+  bindIdentityResultSchema,
   enterResultSchema,
   intentResultSchema,
   teamResultSchema,

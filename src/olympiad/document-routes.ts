@@ -1,41 +1,29 @@
-import { createHash } from "node:crypto";
-import type { FastifyReply, FastifyRequest } from "fastify";
 import { z } from "zod";
+import { pageQuerySchema } from "../db/paginate.js";
 import { problemSchema } from "../http/problem.js";
 import type { App } from "../http/types.js";
 import { machineMapSchema, olympiadAnswerSchema, VIEWS } from "./document-schemas.js";
 import { type OlympiadDocuments, parseView } from "./documents.js";
+import { JSON_TYPE, sendCached } from "./page-cache.js";
 
 /**
  * GET /api/olympiad (the record, or `?view=`) and GET /olympiad.json (the machine map).
- * The documents change with the data (proposals, records) and the date (season), so they are
- * built per request and revalidated: a strong ETag, `Cache-Control: no-cache`, 304 on a match.
+ * The documents change with the data (proposals, records) and the date (season): each is built
+ * once per data version (page-cache.ts) and revalidated: a strong ETag, `Cache-Control: no-cache`,
+ * 304 on a match. The proposals view is one page (`limit`, `cursor`).
  */
 
 const tags = ["olympiad"];
 
-const querySchema = z.object({
-  view: z
-    .string()
-    .max(64)
-    .optional()
-    .describe(`one of: ${VIEWS.join(", ")}; omitted: the whole record (an unknown view → 400 invalid_view)`),
-});
-
-async function revalidated(request: FastifyRequest, reply: FastifyReply, payload: unknown) {
-  if (reply.statusCode !== 200 || typeof payload !== "string") return payload;
-  const etag = `"${createHash("sha256").update(payload).digest("base64url").slice(0, 32)}"`;
-  reply.header("ETag", etag);
-  reply.header("Cache-Control", "no-cache");
-  const given = request.headers["if-none-match"];
-  if (given?.split(",").some((t) => t.trim().replace(/^W\//, "") === etag || t.trim() === "*")) {
-    reply.code(304);
-    reply.removeHeader("content-type");
-    reply.removeHeader("content-length");
-    return "";
-  }
-  return payload;
-}
+const querySchema = pageQuerySchema
+  .extend({
+    view: z
+      .string()
+      .max(64)
+      .optional()
+      .describe(`one of: ${VIEWS.join(", ")}; omitted: the whole record (an unknown view → 400 invalid_view)`),
+  })
+  .describe("`limit` and `cursor` page the proposals view (other views have no list to page)");
 
 export function olympiadDocumentRoutes(app: App, deps: { documents: OlympiadDocuments }) {
   const { documents } = deps;
@@ -46,13 +34,24 @@ export function olympiadDocumentRoutes(app: App, deps: { documents: OlympiadDocu
       schema: {
         summary:
           "The olympiad record (every field of the spec), or one view: discovery, entry, governance, proposals, records",
+        description:
+          "`?view=proposals` answers one page of proposals, newest first: `limit` (1-100, default 20) and `cursor` (the previous page's `next_cursor`); texts are cut to 280 characters (the whole text: GET /api/olympiad/proposals/{id}). Answers carry an ETag; `If-None-Match` → 304 while nothing changed.",
         tags,
         querystring: querySchema,
         response: { 200: olympiadAnswerSchema, 400: problemSchema },
       },
-      onSend: revalidated,
     },
-    async (request) => documents.answer(parseView(request.query.view)),
+    async (request, reply) => {
+      const view = parseView(request.query.view);
+      const page = view === "proposals" ? { limit: request.query.limit, cursor: request.query.cursor } : {};
+      const now = documents.now();
+      const key = `api:${view ?? ""}:${page.limit ?? ""}:${page.cursor ?? ""}`;
+      const cached = await documents.cache.get(key, await documents.version(now), async () => ({
+        type: JSON_TYPE,
+        body: JSON.stringify(z.encode(olympiadAnswerSchema, await documents.answer(view, now, page))),
+      }));
+      return sendCached(request, reply, cached);
+    },
   );
 
   app.get(
@@ -63,8 +62,14 @@ export function olympiadDocumentRoutes(app: App, deps: { documents: OlympiadDocu
         tags,
         response: { 200: machineMapSchema },
       },
-      onSend: revalidated,
     },
-    async () => documents.machineMap(),
+    async (request, reply) => {
+      const now = documents.now();
+      const cached = await documents.cache.get("machine-map", await documents.version(now), async () => ({
+        type: JSON_TYPE,
+        body: JSON.stringify(z.encode(machineMapSchema, await documents.machineMap(now))),
+      }));
+      return sendCached(request, reply, cached);
+    },
   );
 }

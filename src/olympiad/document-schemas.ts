@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { proposalsViewSchema as governanceProposalsView } from "./governance-schemas.js";
 import { CONSTITUENCIES, DECISION_KINDS } from "./governance-weights.js";
 
 /**
@@ -209,8 +210,11 @@ export const governanceViewSchema = z.object({
   flows: z.record(z.string(), z.array(z.string())),
 });
 
-/** Proposals and records come from the governance and records services; their fields are theirs. */
-export const proposalsViewSchema = z.object({ view: z.literal("proposals"), ...viewEnvelope }).catchall(z.unknown());
+/**
+ * Proposals and records come from the governance and records services; their fields are theirs.
+ * The proposals view is one page (`limit`, `cursor` → `next_cursor`; texts cut: docs/olympiad.md "Pages").
+ */
+export const proposalsViewSchema = governanceProposalsView.extend({ view: z.literal("proposals"), ...viewEnvelope });
 export const recordsViewSchema = z.object({ view: z.literal("records"), ...viewEnvelope }).catchall(z.unknown());
 
 export const olympiadViewSchema = z.discriminatedUnion("view", [

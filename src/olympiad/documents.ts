@@ -1,11 +1,14 @@
 import { type Kysely, sql } from "kysely";
 import type { Catalog } from "../catalog/service.js";
 import type { Config } from "../config.js";
+import { type KeysetRequest, keysetPage } from "../db/paginate.js";
 import type { Database } from "../db/schema.js";
 import { Problem } from "../http/problem.js";
 import { type MachineMap, type OlympiadRecord, type OlympiadView, VIEWS, type View } from "./document-schemas.js";
+import { olympiadVersion, PageCache } from "./page-cache.js";
 import { dataView, machineMap, olympiadRecord, recordView } from "./record.js";
 import { seasonOf } from "./season.js";
+import type { ProposalRow } from "./tables.js";
 
 /**
  * The olympiad documents service (GET /api/olympiad, GET /olympiad.json): gathers the database
@@ -16,14 +19,16 @@ import { seasonOf } from "./season.js";
  */
 
 export interface OlympiadDataProviders {
-  /** the proposals view's fields (governance) */
-  proposals(): Promise<Record<string, unknown>>;
+  /** one page of the proposals view's fields (governance): at most `limit`, after `cursor` */
+  proposals(page?: KeysetRequest): Promise<Record<string, unknown>>;
   /** the records view's fields (records and standings) */
   records(): Promise<Record<string, unknown>>;
   /** events of the season with recorded official (non-tryout) results */
   eventsCompleted(seasonId: string): Promise<number>;
   /** ISO 8601 of the latest change of any olympiad data, or null when there is none */
   lastChange(): Promise<string | null>;
+  /** the data version at `now` (page-cache.ts): changes with every write any page shows */
+  version(now: Date): Promise<string>;
 }
 
 /** The olympiad chain on the shared hash chain (docs/olympiad-records.md). */
@@ -51,20 +56,25 @@ export function tableProviders(db: Kysely<Database>): OlympiadDataProviders {
     return row?.at ?? null;
   };
   return {
-    async proposals() {
-      const rows = await db
-        .selectFrom("olympiad_proposals")
-        .select(["id", "kind", "title", "state", "outcome", "opens_at", "closes_at"])
-        .orderBy("created_at", "desc")
-        .orderBy("id")
-        .limit(100)
-        .execute();
+    async proposals(page = {}) {
+      const listed = await keysetPage<ProposalRow>(
+        db.selectFrom("olympiad_proposals"),
+        [
+          ["opens_at", "desc"],
+          ["id", "desc"],
+        ],
+        page,
+        (r) => [r.opens_at, r.id],
+      );
+      const rows = listed.items;
       const count = await db
         .selectFrom("olympiad_proposals")
         .select((eb) => eb.fn.countAll<string | number>().as("n"))
         .executeTakeFirst();
       return {
         count: Number(count?.n ?? 0),
+        limit: listed.limit,
+        next_cursor: listed.next_cursor,
         proposals: rows.map((r) => ({
           proposal_id: r.id,
           kind: r.kind,
@@ -111,15 +121,23 @@ export function tableProviders(db: Kysely<Database>): OlympiadDataProviders {
       }
       return done.size;
     },
+    version: (now) => olympiadVersion(db, now),
     async lastChange() {
       const teams = await db
         .selectFrom("olympiad_teams")
         .select(sql<string | null>`max(updated_at)`.as("at"))
         .executeTakeFirst();
-      const proposals = await db
+      // One aggregate per query: SQLite answers a lone max() from an index (migration 0013), two
+      // in one query from a scan of every row, bodies included. opens_at is the proposal's created_at.
+      const created = await db
         .selectFrom("olympiad_proposals")
-        .select([sql<string | null>`max(created_at)`.as("created"), sql<string | null>`max(closes_at)`.as("closes")])
+        .select(sql<string | null>`max(opens_at)`.as("at"))
         .executeTakeFirst();
+      const closing = await db
+        .selectFrom("olympiad_proposals")
+        .select(sql<string | null>`max(closes_at)`.as("at"))
+        .executeTakeFirst();
+      const proposals = { created: created?.at ?? null, closes: closing?.at ?? null };
       const votes = await db
         .selectFrom("olympiad_votes")
         .select(sql<string | null>`max(updated_at)`.as("at"))
@@ -171,6 +189,8 @@ export class OlympiadDocuments {
   private providers: OlympiadDataProviders;
   private readonly startedAt: Date;
   readonly now: () => Date;
+  /** The built pages and views of the olympiad (GET /api/olympiad, /olympiad.json, /olympiad), by data version. */
+  readonly cache = new PageCache();
 
   constructor(
     private readonly deps: {
@@ -207,15 +227,24 @@ export class OlympiadDocuments {
     });
   }
 
-  /** GET /api/olympiad?view=…: the record, or one view of it. */
-  async answer(view: View | undefined, now: Date = this.now()): Promise<OlympiadRecord | OlympiadView> {
+  /** The data version at `now` (page-cache.ts): the cached pages and views are valid while it holds. */
+  version(now: Date = this.now()): Promise<string> {
+    return this.providers.version(now);
+  }
+
+  /** GET /api/olympiad?view=…: the record, or one view of it (`page`: the proposals view's page). */
+  async answer(
+    view: View | undefined,
+    now: Date = this.now(),
+    page: KeysetRequest = {},
+  ): Promise<OlympiadRecord | OlympiadView> {
     const record = await this.record(now);
     const base = this.deps.config.baseUrl;
     switch (view) {
       case undefined:
         return record;
       case "proposals":
-        return dataView(record, view, await this.providers.proposals());
+        return dataView(record, view, await this.providers.proposals(page));
       case "records":
         return dataView(record, view, await this.providers.records());
       default:

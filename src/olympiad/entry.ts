@@ -13,7 +13,7 @@ import { railReadiness } from "../payments/readiness.js";
 import { type Challenge, type Pending, type ProductPurchaseBody, RECOVERY_PATH } from "../payments/x402/answers.js";
 import type { X402Service } from "../payments/x402/service.js";
 import { assertRegistrationOpen, seasonOf } from "./season.js";
-import type { EntryRow, IntentRow, ParticipantRow } from "./tables.js";
+import type { EntryRow, IntentRow, OrderBindingRow, ParticipantRow } from "./tables.js";
 
 /**
  * Intents and paid entries (POST /api/olympiad { action: "intent" | "enter" }).
@@ -101,6 +101,20 @@ export const entryStore = {
       .executeTakeFirst();
   },
 
+  binding(db: Executor, orderId: string): Promise<OrderBindingRow | undefined> {
+    return db.selectFrom("olympiad_order_bindings").selectAll().where("order_id", "=", orderId).executeTakeFirst();
+  },
+
+  /** Binds an order to a participant unless it is bound already (to anyone); true when this call bound it. */
+  async bindIfAbsent(db: Executor, row: OrderBindingRow): Promise<boolean> {
+    const r = await db
+      .insertInto("olympiad_order_bindings")
+      .values(row)
+      .onConflict((oc) => oc.column("order_id").doNothing())
+      .executeTakeFirst();
+    return Number(r.numInsertedOrUpdatedRows ?? 0n) === 1;
+  },
+
   async insertIntent(db: Executor, row: IntentRow): Promise<boolean> {
     const r = await db
       .insertInto("olympiad_intents")
@@ -178,6 +192,17 @@ export interface EntryState {
   withdrawn: boolean;
   entry: (EntryView & { order_status: OrderRow["status"] }) | null;
   intent: { note: string | null; recorded_at: string } | null;
+}
+
+export interface BindOrderBody {
+  action: "bind_order";
+  participant_id: string;
+  order_id: string;
+  season_id: string;
+  /** false when this order was already bound to this participant (a retry, or the order entered them) */
+  created: boolean;
+  /** the order is active: the participant has paid standing in governance while it stays active */
+  paid: true;
 }
 
 export interface IntentBody {
@@ -270,6 +295,63 @@ export class OlympiadEntry {
     return { kind: "payment_required", ...this.guidance() };
   }
 
+  /**
+   * POST /api/olympiad { action: "bind_order" }: binds a paid gao-entry order, proven by its access
+   * token (or access URL), to the participant for governance, without entering. Works before open
+   * registration (and after). One order is bound to one participant, whether by `enter` or by this:
+   * another participant's order is 409 `entry_order_used`. A later `enter` with the same order by the
+   * same participant enters them.
+   */
+  async bindOrder(participant: ParticipantRow, input: EnterInput): Promise<BindOrderBody> {
+    const token = accessTokenOf(input);
+    if (token === null) {
+      throw badRequest(
+        "order_proof_required",
+        "bind_order needs the access_token (or access_url) of a paid gao-entry order you hold.",
+      );
+    }
+    const order = await this.deps.orders.open(token); // 404 access_not_found, 410 access_revoked | access_refunded
+    this.checkProduct(order);
+    const season = this.season();
+    const entered = await entryStore.byOrder(this.db, order.id);
+    if (entered && entered.participant_id !== participant.id) throw orderUsed();
+    const created = await this.bindOrderTo(participant, order, season.id, "bind_order");
+    if (created) {
+      await this.deps.orders.audit(`participant:${participant.id}`, "olympiad.order_bound", order.id, {
+        participant_id: participant.id,
+        season_id: season.id,
+      });
+    }
+    return {
+      action: "bind_order",
+      participant_id: participant.id,
+      order_id: order.id,
+      season_id: season.id,
+      created,
+      paid: true,
+    };
+  }
+
+  /** Claims the order for the participant (one order, one participant): true when bound now, 409 if another holds it. */
+  private async bindOrderTo(
+    participant: ParticipantRow,
+    order: OrderRow,
+    seasonId: string,
+    via: OrderBindingRow["via"],
+  ): Promise<boolean> {
+    const created = await entryStore.bindIfAbsent(this.db, {
+      order_id: order.id,
+      participant_id: participant.id,
+      season_id: seasonId,
+      via,
+      created_at: this.now().toISOString(),
+    });
+    if (created) return true;
+    const holder = await entryStore.binding(this.db, order.id);
+    if (holder && holder.participant_id !== participant.id) throw orderUsed();
+    return false;
+  }
+
   private async buyAndEnter(
     participant: ParticipantRow,
     seasonId: string,
@@ -346,6 +428,8 @@ export class OlympiadEntry {
     if (mine && mine.order_status === "active") throw alreadyEntered(mine);
     const used = await entryStore.byOrder(this.db, order.id);
     if (used) throw orderUsed();
+    // an order bound to another participant for governance (bind_order) enters nobody else
+    await this.bindOrderTo(participant, order, seasonId, "enter");
     const at = this.now().toISOString();
     let done: boolean;
     let entry: EntryRow;

@@ -7,6 +7,7 @@ import { idText } from "../http/text.js";
 import type { App } from "../http/types.js";
 import type { Governance } from "./governance.js";
 import { proposalSchema, roleActionSchema, roleResultSchema, rolesListSchema } from "./governance-schemas.js";
+import { JSON_TYPE, olympiadVersion, PageCache, sendCached } from "./page-cache.js";
 
 /**
  * Governance routes besides POST /api/olympiad (O2's): one proposal with its tally (public), and
@@ -14,6 +15,7 @@ import { proposalSchema, roleActionSchema, roleResultSchema, rolesListSchema } f
  */
 export function governanceRoutes(app: App, deps: { governance: Governance; requireAdmin: AdminGuard }) {
   const { governance } = deps;
+  const cache = new PageCache();
   const admin = { preValidation: (request: FastifyRequest) => deps.requireAdmin(request) };
   const guarded = { 400: problemSchema, 401: problemSchema, 503: problemSchema };
 
@@ -21,15 +23,24 @@ export function governanceRoutes(app: App, deps: { governance: Governance; requi
     "/api/olympiad/proposals/:id",
     {
       schema: {
-        summary: "One olympiad proposal with its tally (live while open, fixed once the window has closed)",
+        summary:
+          "One olympiad proposal with its whole text and its tally (live while open, fixed once the window has closed)",
+        description:
+          "Lists cut a proposal's text to 280 characters; this answer has the whole of it. It carries an ETag: `If-None-Match` → 304 while nothing changed.",
         tags: ["olympiad"],
         params: z.object({ id: idText(100) }),
         response: { 200: proposalSchema, 400: problemSchema, 404: problemSchema },
       },
     },
     async (request, reply) => {
-      reply.header("Cache-Control", "no-store");
-      return governance.proposal(request.params.id);
+      // The whole proposal (lists cut its text), built once per data version, with its ETag (304 on a match).
+      const now = governance.now();
+      const version = await olympiadVersion(governance.db, now);
+      const cached = await cache.get(`proposal:${request.params.id}`, version, async () => ({
+        type: JSON_TYPE,
+        body: JSON.stringify(z.encode(proposalSchema, await governance.proposal(request.params.id))),
+      }));
+      return sendCached(request, reply, cached);
     },
   );
 

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { excerpt, nextCursorSchema } from "../db/paginate.js";
 import { idText, multiLineText, plainText } from "../http/text.js";
 import { CONSTITUENCIES, type Constituency, DECISION_KINDS } from "./governance-weights.js";
 
@@ -117,11 +118,37 @@ export const voteResultSchema = z.object({
 });
 export type VoteResult = z.infer<typeof voteResultSchema>;
 
+/** Characters of a proposal's text a list shows (the whole text is on the proposal's own page). */
+export const PROPOSAL_EXCERPT_CHARS = 280;
+
+export const proposalListItemSchema = proposalSchema.extend({
+  body: z.string().describe(`the text cut to ${PROPOSAL_EXCERPT_CHARS} characters (… when cut)`),
+  body_truncated: z.boolean().describe("true when `body` is cut: the whole text is at `url` and `page`"),
+  url: z.string().describe("the whole proposal: GET /api/olympiad/proposals/{id}"),
+  page: z.string().describe("the proposal's own page: /olympiad/proposals/{id}"),
+});
+export type ProposalListItem = z.infer<typeof proposalListItemSchema>;
+
+/** A proposal as a list shows it: its text cut, where to read the whole of it. */
+export function proposalListItem(p: ProposalView): ProposalListItem {
+  const cut = excerpt(p.body, PROPOSAL_EXCERPT_CHARS);
+  const id = encodeURIComponent(p.proposal_id);
+  return {
+    ...p,
+    body: cut.text,
+    body_truncated: cut.truncated,
+    url: `/api/olympiad/proposals/${id}`,
+    page: `/olympiad/proposals/${id}`,
+  };
+}
+
 export const proposalsViewSchema = z.object({
   view: z.literal("proposals"),
-  open: z.number().int(),
-  closed: z.number().int(),
-  proposals: z.array(proposalSchema),
+  open: z.number().int().describe("open proposals (all of them, not only this page's)"),
+  closed: z.number().int().describe("closed proposals (all of them)"),
+  limit: z.number().int().describe("the page size asked for (default 20, at most 100)"),
+  next_cursor: nextCursorSchema,
+  proposals: z.array(proposalListItemSchema).describe("one page, newest first"),
 });
 export type ProposalsView = z.infer<typeof proposalsViewSchema>;
 

@@ -1,4 +1,5 @@
 import type { Kysely, Transaction } from "kysely";
+import { type KeysetPage, type KeysetRequest, keysetPage } from "../db/paginate.js";
 import type { Database } from "../db/schema.js";
 import type { ProposalRow, RoleRow, VoteRow } from "./tables.js";
 
@@ -15,9 +16,31 @@ export const governanceStore = {
     return db.selectFrom("olympiad_proposals").selectAll().where("id", "=", id).executeTakeFirst();
   },
 
-  /** Every proposal, newest first (opens_at, then id, for a stable order). */
-  async proposals(db: Executor): Promise<ProposalRow[]> {
-    return db.selectFrom("olympiad_proposals").selectAll().orderBy("opens_at", "desc").orderBy("id", "desc").execute();
+  /**
+   * One page of proposals, newest first (opens_at, then id, for a stable order): at most
+   * `limit` (default 20, at most 100) after the cursor (docs/olympiad.md "Pages").
+   */
+  async proposalsPage(db: Executor, page: KeysetRequest): Promise<KeysetPage<ProposalRow>> {
+    return keysetPage<ProposalRow>(
+      db.selectFrom("olympiad_proposals"),
+      [
+        ["opens_at", "desc"],
+        ["id", "desc"],
+      ],
+      page,
+      (r) => [r.opens_at, r.id],
+    );
+  },
+
+  /** Proposals by state (the counts a page shows next to one page of them). */
+  async stateCounts(db: Executor): Promise<{ open: number; closed: number }> {
+    const rows = await db
+      .selectFrom("olympiad_proposals")
+      .select(["state", (eb) => eb.fn.countAll<string | number>().as("n")])
+      .groupBy("state")
+      .execute();
+    const n = (state: string) => Number(rows.find((r) => r.state === state)?.n ?? 0);
+    return { open: n("open"), closed: n("closed") };
   },
 
   /** Open proposals whose window has ended at `nowIso`. */
@@ -31,15 +54,57 @@ export const governanceStore = {
     return rows.map((r) => r.id);
   },
 
-  async openCountBy(db: Executor, proposerId: string, nowIso: string): Promise<number> {
-    const row = await db
+  /** Open proposals (window not ended) in all, or of one proposer, team or identity. */
+  async openCount(
+    db: Executor,
+    by: { proposer_id?: string; team_id?: string; identity_id?: string },
+    nowIso: string,
+  ): Promise<number> {
+    let q = db
       .selectFrom("olympiad_proposals")
       .select((eb) => eb.fn.countAll<string | number>().as("n"))
-      .where("proposer_id", "=", proposerId)
+      .where("state", "=", "open")
+      .where("closes_at", ">", nowIso);
+    if (by.proposer_id !== undefined) q = q.where("proposer_id", "=", by.proposer_id);
+    if (by.team_id !== undefined) q = q.where("team_id", "=", by.team_id);
+    if (by.identity_id !== undefined) q = q.where("identity_id", "=", by.identity_id);
+    const row = await q.executeTakeFirstOrThrow();
+    return Number(row.n);
+  },
+
+  /** When the next open proposal closes (the earliest `closes_at` after now). */
+  async nextClose(db: Executor, nowIso: string): Promise<string | undefined> {
+    const row = await db
+      .selectFrom("olympiad_proposals")
+      .select("closes_at")
       .where("state", "=", "open")
       .where("closes_at", ">", nowIso)
-      .executeTakeFirstOrThrow();
-    return Number(row.n);
+      .orderBy("closes_at")
+      .limit(1)
+      .executeTakeFirst();
+    return row?.closes_at;
+  },
+
+  /** Another participant's public vote on the proposal is backed by this identity. */
+  async identityVotedAs(db: Executor, proposalId: string, identityId: string, voterId: string): Promise<boolean> {
+    const row = await db
+      .selectFrom("olympiad_votes")
+      .select("voter_id")
+      .where("proposal_id", "=", proposalId)
+      .where("identity_id", "=", identityId)
+      .where("voter_id", "!=", voterId)
+      .executeTakeFirst();
+    return row !== undefined;
+  },
+
+  /** The join-work identity a participant is bound to, or null. */
+  async participantIdentity(db: Executor, participantId: string): Promise<string | null> {
+    const row = await db
+      .selectFrom("olympiad_participants")
+      .select("identity_id")
+      .where("id", "=", participantId)
+      .executeTakeFirst();
+    return row?.identity_id ?? null;
   },
 
   /**
@@ -112,6 +177,7 @@ export const governanceStore = {
           choice: row.choice,
           constituency: row.constituency,
           updated_at: row.updated_at,
+          identity_id: row.identity_id ?? null,
         }),
       )
       .execute();

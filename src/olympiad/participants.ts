@@ -1,10 +1,13 @@
 import { createHash, randomBytes } from "node:crypto";
+import { address as solanaAddress } from "@solana/kit";
 import type { Kysely } from "kysely";
+import { getAddress } from "viem";
 import { isUniqueViolation } from "../db/database.js";
 import type { Database } from "../db/schema.js";
 import { badRequest, conflict, Problem } from "../http/problem.js";
 import type { Executor } from "../orders/store.js";
-import type { ParticipantRow, Who } from "./tables.js";
+import { verifyWalletSignature } from "../payments/wallet-signature.js";
+import type { AgentChallengeRow, ParticipantRow, Who } from "./tables.js";
 
 /**
  * Olympiad participants (POST /api/olympiad { action: "register" }) and their bearer token.
@@ -24,12 +27,33 @@ const TOKEN_RE = /^gao_[A-Za-z0-9_-]{43}$/;
  */
 export const AGENT_ID_PATTERN = /^[A-Za-z0-9._:@-]{1,200}$/;
 
+/**
+ * A proof that the registrant controls the agent id: a wallet signature over the challenge message
+ * of `nonce` (from the `agent_challenge` action), which names the agent id.
+ */
+export interface AgentProofInput {
+  nonce: string;
+  chain: "evm" | "solana";
+  address: string;
+  signature: string;
+}
+
 export interface RegisterInput {
   who: Who;
   name: string;
   agent_id?: string | undefined;
   operator_name?: string | undefined;
   email?: string | undefined;
+  agent_proof?: AgentProofInput | undefined;
+}
+
+export interface AgentChallenge {
+  action: "agent_challenge";
+  agent_id: string;
+  nonce: string;
+  /** the exact text to sign (EIP-191 personal_sign, or ed25519 over its UTF-8 bytes) */
+  message: string;
+  expires_at: string;
 }
 
 export interface ParticipantView {
@@ -37,7 +61,12 @@ export interface ParticipantView {
   who: Who;
   name: string;
   agent_id: string | null;
+  /** proven: a wallet signature bound the id to `agent_address` (unique); self_asserted: a label anyone may carry */
+  agent_id_source: "proven" | "self_asserted" | null;
+  agent_address: string | null;
   operator_name: string | null;
+  /** bound to a join-work identity (public_community standing) */
+  identity_bound: boolean;
   /** human (human_for_self) or autonomous (agent_self, human_for_agent): how the ratio rule counts them */
   member_kind: "human" | "autonomous";
   registered_at: string;
@@ -61,10 +90,61 @@ export const participantStore = {
     return db.selectFrom("olympiad_participants").selectAll().where("token_hash", "=", hash).executeTakeFirst();
   },
 
-  byAgentId(db: Executor, agentId: string): Promise<ParticipantRow | undefined> {
-    return db.selectFrom("olympiad_participants").selectAll().where("agent_id", "=", agentId).executeTakeFirst();
+  /** The participant that proved this agent id, if any (self-asserted labels are not unique). */
+  byProvenAgentId(db: Executor, agentId: string): Promise<ParticipantRow | undefined> {
+    return db.selectFrom("olympiad_participants").selectAll().where("proven_agent_id", "=", agentId).executeTakeFirst();
+  },
+
+  /** Binds a join-work identity once: true when bound now, false when the participant already had one. */
+  async bindIdentity(db: Executor, participantId: string, identityId: string): Promise<boolean> {
+    const r = await db
+      .updateTable("olympiad_participants")
+      .set({ identity_id: identityId })
+      .where("id", "=", participantId)
+      .where("identity_id", "is", null)
+      .executeTakeFirst();
+    return Number(r.numUpdatedRows) === 1;
+  },
+
+  async insertChallenge(db: Executor, row: AgentChallengeRow): Promise<void> {
+    await db.insertInto("olympiad_agent_challenges").values(row).execute();
+  },
+
+  challenge(db: Executor, nonce: string): Promise<AgentChallengeRow | undefined> {
+    return db.selectFrom("olympiad_agent_challenges").selectAll().where("nonce", "=", nonce).executeTakeFirst();
+  },
+
+  /** Uses a challenge once, only while unused and unexpired: true for the one caller that used it. */
+  async useChallenge(db: Executor, nonce: string, nowIso: string): Promise<boolean> {
+    const r = await db
+      .updateTable("olympiad_agent_challenges")
+      .set({ used_at: nowIso })
+      .where("nonce", "=", nonce)
+      .where("used_at", "is", null)
+      .where("expires_at", ">", nowIso)
+      .executeTakeFirst();
+    return Number(r.numUpdatedRows) === 1;
+  },
+
+  /** Deletes challenges that expired more than a day ago (kept a day so a late replay still reads "used"/"expired"). */
+  async sweepChallenges(db: Executor, beforeIso: string): Promise<void> {
+    await db.deleteFrom("olympiad_agent_challenges").where("expires_at", "<", beforeIso).execute();
   },
 };
+
+/** The text an agent signs to prove its id (the service's base URL keeps it from serving elsewhere). */
+export function agentChallengeMessage(
+  baseUrl: string,
+  row: Pick<AgentChallengeRow, "agent_id" | "nonce" | "expires_at">,
+): string {
+  return [
+    "Lab Phi olympiad: I control this agent id.",
+    `agent_id: ${row.agent_id}`,
+    `nonce: ${row.nonce}`,
+    `service: ${baseUrl}`,
+    `expires: ${row.expires_at}`,
+  ].join("\n");
+}
 
 export function participantTokenHash(token: string): string {
   return createHash("sha256").update(token, "utf8").digest("hex");
@@ -85,7 +165,10 @@ export function participantView(row: ParticipantRow): ParticipantView {
     who: row.who,
     name: row.name,
     agent_id: row.agent_id,
+    agent_id_source: row.agent_id === null ? null : row.proven_agent_id ? "proven" : "self_asserted",
+    agent_address: row.proven_agent_id ? (row.agent_address ?? null) : null,
     operator_name: row.operator_name,
+    identity_bound: row.identity_id != null,
     member_kind: row.who === "human_for_self" ? "human" : "autonomous",
     registered_at: row.created_at,
   };
@@ -110,14 +193,63 @@ export function registrationAnswer(registered: Registered, baseUrl: string) {
 
 const EMAIL_RE = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
+export interface ParticipantsOptions {
+  now?: () => Date;
+  /** the service's base URL, named in the agent-id challenge message */
+  baseUrl?: string;
+  /** how long an agent-id challenge may be used (OLYMPIAD_AGENT_CHALLENGE_TTL_SECONDS, default 300) */
+  challengeTtlSeconds?: number;
+}
+
+const DAY_MS = 86_400_000;
+
 export class Participants {
+  private readonly now: () => Date;
+  private readonly baseUrl: string;
+  private readonly challengeTtlMs: number;
+
   constructor(
     private readonly db: Kysely<Database>,
-    private readonly now: () => Date = () => new Date(),
-  ) {}
+    options: ParticipantsOptions = {},
+  ) {
+    this.now = options.now ?? (() => new Date());
+    this.baseUrl = options.baseUrl ?? "";
+    this.challengeTtlMs = (options.challengeTtlSeconds ?? 300) * 1000;
+  }
 
-  /** Creates a participant and its token (shown once). 400 for a body that does not fit `who`, 409 for a taken agent id. */
-  async register(input: RegisterInput): Promise<Registered> {
+  /**
+   * POST /api/olympiad { action: "agent_challenge", agent_id }: a single-use nonce, stored with its
+   * agent id and expiry, and the message to sign with the wallet that proves the id at `register`.
+   */
+  async challenge(rawAgentId: string): Promise<AgentChallenge> {
+    const agentId = rawAgentId.trim();
+    if (!AGENT_ID_PATTERN.test(agentId)) throw invalidAgentId();
+    const now = this.now();
+    await participantStore.sweepChallenges(this.db, new Date(now.getTime() - DAY_MS).toISOString());
+    const row: AgentChallengeRow = {
+      nonce: randomBytes(24).toString("base64url"),
+      agent_id: agentId,
+      created_at: now.toISOString(),
+      expires_at: new Date(now.getTime() + this.challengeTtlMs).toISOString(),
+      used_at: null,
+    };
+    await participantStore.insertChallenge(this.db, row);
+    return {
+      action: "agent_challenge",
+      agent_id: agentId,
+      nonce: row.nonce,
+      message: agentChallengeMessage(this.baseUrl, row),
+      expires_at: row.expires_at,
+    };
+  }
+
+  /**
+   * Creates a participant and its token (shown once). 400 for a body that does not fit `who`. An
+   * agent id without `agent_proof` is a self-asserted label (never unique, never refused for being
+   * taken); with a valid proof it is proven, unique and bound to the signer (409 `agent_id_taken`
+   * when another registration proved it first). `identityId`: a join-work identity to bind.
+   */
+  async register(input: RegisterInput, identityId?: string | null): Promise<Registered> {
     const name = input.name.trim();
     if (name.length === 0) throw badRequest("name_required", "A name is required (1-80 characters).");
     const agentId = input.agent_id?.trim() || null;
@@ -147,13 +279,13 @@ export class Participants {
     if (input.who === "human_for_agent" && operator === null) {
       throw badRequest("operator_name_required", "A human registering an agent must give their operator_name.");
     }
-    if (agentId !== null && !AGENT_ID_PATTERN.test(agentId)) {
-      throw badRequest(
-        "invalid_agent_id",
-        "agent_id must be 1-200 characters from A-Z a-z 0-9 . _ : @ - (the alphabet of the x402 note agent:<id>).",
-      );
-    }
+    if (agentId !== null && !AGENT_ID_PATTERN.test(agentId)) throw invalidAgentId();
     if (email !== null && !EMAIL_RE.test(email)) throw badRequest("invalid_email", "The e-mail address is not valid.");
+    const proof = input.agent_proof;
+    if (proof !== undefined && agentId === null) {
+      throw badRequest("agent_proof_not_allowed", "agent_proof proves an agent_id; this registration has none.");
+    }
+    const signer = proof && agentId !== null ? await this.checkProof(agentId, proof) : null;
 
     const token = `${PARTICIPANT_TOKEN_PREFIX}${randomBytes(32).toString("base64url")}`;
     const row: ParticipantRow = {
@@ -165,16 +297,100 @@ export class Participants {
       operator_name: operator,
       email,
       created_at: this.now().toISOString(),
+      proven_agent_id: signer ? agentId : null,
+      agent_address: signer,
+      identity_id: identityId ?? null,
     };
     try {
-      await participantStore.insert(this.db, row);
+      await this.db.transaction().execute(async (trx) => {
+        // the nonce is used once: of two registrations with one proof, one gets past this
+        if (proof && !(await participantStore.useChallenge(trx, proof.nonce, row.created_at))) {
+          throw challengeRefused(await participantStore.challenge(trx, proof.nonce), row.created_at);
+        }
+        await participantStore.insert(trx, row);
+      });
     } catch (err) {
-      if (isUniqueViolation(err) && agentId !== null && (await participantStore.byAgentId(this.db, agentId))) {
+      if (
+        isUniqueViolation(err) &&
+        signer &&
+        agentId !== null &&
+        (await participantStore.byProvenAgentId(this.db, agentId))
+      ) {
         throw agentTaken(agentId);
       }
       throw err;
     }
     return { participant: participantView(row), participant_token: token };
+  }
+
+  /**
+   * Checks an agent-id proof without using it: the challenge exists, is unused, unexpired and for
+   * this agent id; the id is not proven yet; the signature over the challenge message is the
+   * address's. Returns the canonical signer (`evm:0x…` checksummed, `solana:<base58>`).
+   */
+  private async checkProof(agentId: string, proof: AgentProofInput): Promise<string> {
+    const nowIso = this.now().toISOString();
+    const found = await participantStore.challenge(this.db, proof.nonce);
+    if (!found || found.used_at !== null || found.expires_at <= nowIso) throw challengeRefused(found, nowIso);
+    if (found.agent_id !== agentId) {
+      throw badRequest(
+        "agent_challenge_mismatch",
+        `This challenge is for the agent id ${found.agent_id}, not ${agentId}: ask for a challenge for the id you register.`,
+        { challenge_agent_id: found.agent_id },
+      );
+    }
+    if (await participantStore.byProvenAgentId(this.db, agentId)) throw agentTaken(agentId);
+    let signer: string;
+    try {
+      signer =
+        proof.chain === "evm"
+          ? `evm:${getAddress(proof.address.trim())}`
+          : `solana:${solanaAddress(proof.address.trim())}`;
+    } catch {
+      throw badRequest(
+        "invalid_agent_address",
+        proof.chain === "evm"
+          ? "address must be a 0x-prefixed 20-byte hex EVM address."
+          : "address must be a base58 Solana address.",
+      );
+    }
+    const address = signer.slice(signer.indexOf(":") + 1);
+    const ok = await verifyWalletSignature(
+      proof.chain,
+      address,
+      agentChallengeMessage(this.baseUrl, found),
+      proof.signature.trim(),
+      {
+        code: "agent_signature_invalid",
+      },
+    );
+    if (!ok) {
+      throw new Problem(
+        403,
+        "agent_signature_invalid",
+        `The signature is not ${address}'s over this challenge's message (agent id ${agentId}).`,
+      );
+    }
+    return signer;
+  }
+
+  /**
+   * Binds a join-work identity to the participant (public_community standing). Once bound, the
+   * binding stays: the same identity again is a no-op, another one is 409 `participant_identity_bound`.
+   */
+  async bindIdentity(participant: ParticipantRow, identityId: string): Promise<ParticipantRow> {
+    if (participant.identity_id === identityId) return participant;
+    if (!(await participantStore.bindIdentity(this.db, participant.id, identityId))) {
+      const now = await participantStore.byId(this.db, participant.id);
+      if (now?.identity_id !== identityId) {
+        throw conflict(
+          "participant_identity_bound",
+          "This participant is already bound to another join-work identity; a binding is permanent.",
+        );
+      }
+      return now;
+    }
+    return { ...participant, identity_id: identityId };
   }
 
   /**
@@ -212,7 +428,40 @@ export class Participants {
 }
 
 function agentTaken(agentId: string): Problem {
-  return conflict("agent_id_taken", `The agent ${agentId} is already registered; each agent registers once.`, {
-    agent_id: agentId,
-  });
+  return conflict(
+    "agent_id_taken",
+    `The agent id ${agentId} is already proven by another registration's wallet signature; a proven id is unique. (Register without agent_proof to carry it as a self-asserted label.)`,
+    { agent_id: agentId, agent_id_source: "proven" },
+  );
+}
+
+function invalidAgentId(): Problem {
+  return badRequest(
+    "invalid_agent_id",
+    "agent_id must be 1-200 characters from A-Z a-z 0-9 . _ : @ - (the alphabet of the x402 note agent:<id>).",
+  );
+}
+
+/** Why a challenge cannot be used: unknown (400), already used (409), expired (410). */
+function challengeRefused(row: AgentChallengeRow | undefined, nowIso: string): Problem {
+  if (!row) {
+    return badRequest(
+      "agent_challenge_invalid",
+      "No agent challenge has this nonce: ask for one with agent_challenge.",
+    );
+  }
+  if (row.used_at !== null) {
+    return conflict("agent_challenge_used", "This challenge was already used; a nonce proves one registration once.");
+  }
+  if (row.expires_at <= nowIso) {
+    return new Problem(
+      410,
+      "agent_challenge_expired",
+      `This challenge expired at ${row.expires_at}; ask for a new one.`,
+      {
+        expired_at: row.expires_at,
+      },
+    );
+  }
+  return conflict("agent_challenge_used", "This challenge was already used; a nonce proves one registration once.");
 }

@@ -187,7 +187,7 @@ export function olympiadRecord(src: RecordSources): OlympiadRecord {
       issues: community !== null ? `${community}/issues` : url.record.concat("?view=proposals"),
       contributing:
         community !== null ? `${community}/blob/HEAD/CONTRIBUTING.md` : url.record.concat("?view=governance"),
-      call: `Propose new games, changes and event weights: POST ${url.actions} {"action":"propose"}; every registered participant may vote in the public community constituency.`,
+      call: `Propose new games, changes and event weights: POST ${url.actions} {"action":"propose"}; proposing and voting need standing: a paid gao-entry order bound to you (enter, or bind_order before open registration), or a join-work identity (X-Identity-Token) for the public community constituency.`,
     },
     season: seasonBlock(s, src.eventsCompleted),
     tryouts: {

@@ -8,6 +8,7 @@ import type { AdminGuard } from "../http/admin-auth.js";
 import { problemSchema } from "../http/problem.js";
 import { idText, plainText } from "../http/text.js";
 import type { App } from "../http/types.js";
+import { JSON_TYPE, olympiadVersion, PageCache, sendCached } from "./page-cache.js";
 import type { OlympiadRecords } from "./records.js";
 
 /**
@@ -190,6 +191,9 @@ export function recordsRoutes(
   deps: { records: OlympiadRecords; db: Kysely<Database>; requireAdmin: AdminGuard },
 ) {
   const { records } = deps;
+  // The two proof documents are whole by design (a verifier recomputes everything from them) and
+  // grow only by operators' entries; they are built once per data version, with their ETag.
+  const cache = new PageCache();
   // Authentication before body validation: a request without the token gets 401, not a 400 about its body.
   const admin = { preValidation: (request: FastifyRequest) => deps.requireAdmin(request) };
   const guarded = { 400: problemSchema, 401: problemSchema, 503: problemSchema };
@@ -228,14 +232,19 @@ export function recordsRoutes(
     {
       schema: {
         summary: "Public standings with proof: top 50 and medals, seeding, the head hash and every chain entry",
+        description:
+          "Whole by design (`labphi verify-standings` recomputes the standings from it); only operators add entries. Carries an ETag: `If-None-Match` → 304 while nothing changed.",
         tags: ["olympiad"],
         response: { 200: standingsDocumentSchema },
       },
     },
-    async (_request, reply) => {
-      reply.header("Cache-Control", "public, max-age=30");
-      const doc = await records.standingsDocument();
-      return { ...doc, entries: doc.entries.map(asObjectBody) };
+    async (request, reply) => {
+      const cached = await cache.get("standings.json", await olympiadVersion(deps.db, records.now()), async () => {
+        const doc = await records.standingsDocument();
+        const value = { ...doc, entries: doc.entries.map(asObjectBody) };
+        return { type: JSON_TYPE, body: JSON.stringify(z.encode(standingsDocumentSchema, value)) };
+      });
+      return sendCached(request, reply, cached, "public, max-age=30");
     },
   );
 
@@ -244,14 +253,19 @@ export function recordsRoutes(
     {
       schema: {
         summary: "Every recorded olympiad result set (superseded ones too) with evidence, and every chain entry",
+        description:
+          "Whole by design (the published proof); only operators add entries. Carries an ETag: `If-None-Match` → 304 while nothing changed.",
         tags: ["olympiad"],
         response: { 200: recordsDocumentSchema },
       },
     },
-    async (_request, reply) => {
-      reply.header("Cache-Control", "public, max-age=30");
-      const doc = await records.recordsDocument();
-      return { ...doc, entries: doc.entries.map(asObjectBody) };
+    async (request, reply) => {
+      const cached = await cache.get("records.json", await olympiadVersion(deps.db, records.now()), async () => {
+        const doc = await records.recordsDocument();
+        const value = { ...doc, entries: doc.entries.map(asObjectBody) };
+        return { type: JSON_TYPE, body: JSON.stringify(z.encode(recordsDocumentSchema, value)) };
+      });
+      return sendCached(request, reply, cached, "public, max-age=30");
     },
   );
 

@@ -9,12 +9,36 @@ export interface ParticipantRow {
   token_hash: string;
   who: Who;
   name: string;
-  /** the agent's id (agent_self, human_for_agent); unique when given */
+  /** the agent's id (agent_self, human_for_agent): a label anyone may carry unless proven (migration 0012) */
   agent_id: string | null;
   /** the human who registered an agent (human_for_agent) */
   operator_name: string | null;
   email: string | null;
   created_at: string;
+  /** = agent_id when the registration proved it with a wallet signature; unique (0012) */
+  proven_agent_id?: string | null;
+  /** the signer of that proof: `evm:<checksummed address>` or `solana:<base58 address>` (0012) */
+  agent_address?: string | null;
+  /** the join-work identity the participant is bound to (public_community standing, 0012) */
+  identity_id?: string | null;
+}
+
+/** A paid gao-entry order bound to a participant for governance (0012); one order, one participant. */
+export interface OrderBindingRow {
+  order_id: string;
+  participant_id: string;
+  season_id: string;
+  via: "enter" | "bind_order";
+  created_at: string;
+}
+
+/** A single-use, expiring nonce for proving an agent id (0012). */
+export interface AgentChallengeRow {
+  nonce: string;
+  agent_id: string;
+  created_at: string;
+  expires_at: string;
+  used_at: string | null;
 }
 
 export interface IntentRow {
@@ -77,6 +101,10 @@ export interface ProposalRow {
   /** JSON of the tally, fixed when the window closes */
   tally: string | null;
   created_at: string;
+  /** the proposer's team when proposed (per-team cap on open proposals, 0012) */
+  team_id?: string | null;
+  /** the join-work identity behind a proposal made on public-community standing (0012) */
+  identity_id?: string | null;
 }
 
 export interface VoteRow {
@@ -87,6 +115,8 @@ export interface VoteRow {
   constituency: string;
   cast_at: string;
   updated_at: string;
+  /** the join-work identity behind a public_community vote; unique per proposal (0012) */
+  identity_id?: string | null;
 }
 
 export interface RoleRow {
@@ -105,4 +135,6 @@ export interface OlympiadTables {
   olympiad_proposals: ProposalRow;
   olympiad_votes: VoteRow;
   olympiad_roles: RoleRow;
+  olympiad_order_bindings: OrderBindingRow;
+  olympiad_agent_challenges: AgentChallengeRow;
 }

@@ -5,6 +5,7 @@ import { isUniqueViolation } from "../db/database.js";
 import type { Database } from "../db/schema.js";
 import { badRequest, conflict, notFound, Problem } from "../http/problem.js";
 import type { Executor } from "../orders/store.js";
+import { type TeamStanding, teamStanding } from "./constituencies.js";
 import {
   type Composition,
   changed,
@@ -64,6 +65,8 @@ export interface TeamView {
   /** why not eligible (empty when eligible) */
   reasons: RatioReason[];
   entered_members: number;
+  /** whether the captain's vote counts in team_captains: locked, and eligible over the paid members */
+  governance: TeamStanding;
   members: TeamMemberView[];
 }
 
@@ -295,6 +298,7 @@ export class Teams {
       eligible: check.eligible,
       reasons: check.reasons,
       entered_members: members.filter((m) => m.entered).length,
+      governance: await teamStanding(db, teamId),
       members,
     };
   }

@@ -146,11 +146,14 @@ describe("agent surfaces: A2A card, MCP card, pricing.md, Markdown answers, empt
     }
     expect(md).toMatch(/^\| gao-entry .* \| 1\.00 \| 100 \| 1000000 \|$/m); // within the default client cap: no ¹
     const s = suitePricingRecord();
-    expect(md).toContain(`the first ${s.free_cap_gb} GB of a job`);
+    // free volume belongs to a caller (issue #21): per identity and month, per address and day
+    expect(md).toContain(
+      `| Free | ${s.free_cap_gb} GB a calendar month (UTC) with a join-work identity, shared by its jobs; 1 GB a day (UTC) per address without one |`,
+    );
     expect(md).toContain(`| Standard | 0.05 USD per GB (${SUITE_PRICE.unitsPerGbAfterFree} units)`);
     expect(md).toContain(`| Bulk | 0.04 USD per GB (${SUITE_PRICE.unitsPerGbBulk} units)`);
     expect(md).toContain(`| Minimum | 0.05 USD (${SUITE_PRICE.minPaidUnits} units) per paid job |`);
-    expect(md).toContain("- 150 GB: 2.50 USD (2500000 units)");
+    expect(md).toContain("- 150 GB: 2.50 USD (2500000 units) with an identity; 6.96 USD (6960000 units) without");
     expect(md).toContain(`Model \`${s.model}\``);
     expect(md).not.toContain("try-gate"); // aliases of retired skus are not prices
     // listed by the other documents
@@ -345,7 +348,8 @@ describe("agent surfaces: A2A card, MCP card, pricing.md, Markdown answers, empt
         headers: { "content-type": "application/json" },
       });
       expect(real.statusCode).toBe(402);
-      expect(real.json().accepts[0].maxAmountRequired).toBe("2500000");
+      // anonymous: 1 GB of the IP's daily allowance is free; 149 GB billable = 100 × 0.05 + 49 × 0.04 USD
+      expect(real.json().accepts[0].maxAmountRequired).toBe("6960000");
       expect(real.json().quote.quote_id).toEqual(expect.any(String));
     });
 

@@ -10,10 +10,11 @@ describe.each(ENGINES)("suite quotes paid by card — %s", (engine) => {
   });
   afterAll(async () => h.close());
 
-  const quote = async (bytes: number) => {
+  const quote = async (bytes: number, ip = "127.0.0.1") => {
     const r = await h.app.inject({
       method: "POST",
       url: "/api/ppp-quote",
+      remoteAddress: ip,
       payload: { product: "auto", dataClass: "text", op: "compress", bytes },
     });
     expect(r.statusCode, r.body).toBe(200);
@@ -23,14 +24,16 @@ describe.each(ENGINES)("suite quotes paid by card — %s", (engine) => {
     h.app.inject({ method: "POST", url: "/api/ppp-checkout", payload: { quote_id, email } });
 
   it("charges the quote's amount rounded up to the cent, and creates the job once across deliveries", async () => {
-    const q = await quote(150_000_000_000 + 1); // 50 GB + 1 byte billable → 2,500,050 units → 251 cents
-    expect(q.amount_units).toBe("2500050");
-    expect(q.amount_cents).toBe(251);
+    // anonymous: 1 GB of the IP's day is free (issue #21; it was 100 GB per job), so
+    // 149 GB + 1 byte billable → 100 GB × 0.05 + 49,001 MB × 0.00004 = 6,960,040 units → 697 cents
+    const q = await quote(150_000_000_000 + 1);
+    expect(q.amount_units).toBe("6960040");
+    expect(q.amount_cents).toBe(697);
     const c = await checkout(q.quote_id);
     expect(c.statusCode, c.body).toBe(200);
     const sessionId = c.json().session_id as string;
     const created = h.stripe.requests.find((r) => r.method === "POST" && r.path === "/v1/checkout/sessions");
-    expect(JSON.stringify(created)).toContain("251");
+    expect(JSON.stringify(created)).toContain("697");
     h.stripe.pay(sessionId);
     const first = await h.deliver(h.stripe.sessionEvent("checkout.session.completed", sessionId));
     expect(first.body).toMatchObject({ outcome: "granted" });
@@ -51,7 +54,8 @@ describe.each(ENGINES)("suite quotes paid by card — %s", (engine) => {
   });
 
   it("refuses a free quote (409), an unknown one (404), and a used one (409)", async () => {
-    const free = await quote(1_000_000);
+    // from an IP whose day is untouched (the paid quote above used 127.0.0.1's free GB)
+    const free = await quote(1_000_000, "192.0.2.10");
     expect((await checkout(free.quote_id)).json().code).toBe("quote_is_free");
     expect((await checkout("qt_nope_nope_nope_nope")).statusCode).toBe(404);
     const q = await quote(100_000_000_000 + 1);

@@ -111,6 +111,16 @@ describe("suite pricing (GB = 10^9 bytes, amounts in USDC atomic units)", () => 
     expect(big.amount_units).toBe(5_000_000n + 4_800_000n);
   });
 
+  it("free volume belongs to the caller: the record and the rules say per identity per month, not per job", () => {
+    const r = suitePricingRecord();
+    expect(r.note).toContain("per join-work identity per calendar month");
+    expect(r.note).not.toMatch(/per job, and per/);
+    // a caller with nothing left (an anonymous IP whose day is used, or anonymous free work off) pays from the first MB
+    const p = priceJob({ bytes: 1n * MB, freeRemainingBytes: 0n });
+    expect([p.free_bytes, p.amount_units]).toEqual([0n, 50_000n]);
+    expect(tier(p, "free")?.rule).toMatch(/belongs to the caller/);
+  });
+
   it("accepts numbers and refuses bytes outside 1 … 10^15", () => {
     expect(priceJob({ bytes: 150e9 }).amount_units).toBe(2_500_000n);
     expect(priceJob({ bytes: MAX_JOB_BYTES }).amount_units).toBe(5_000_000n + (MAX_JOB_BYTES - 200n * GB) / 25_000n);

@@ -35,15 +35,31 @@ const env = (extra: Record<string, string> = {}) => chains.env(extra);
 const suite = (app: App, body: unknown, headers: Record<string, string> = {}) =>
   app.inject({ method: "POST", url: "/api/x402-suite", headers, payload: body as object });
 
-/** 100 GB + 1 MB: above the free cap by one billable MB → the minimum paid amount, 0.05 USD. */
-const MIN_PAID = { product: "auto", dataClass: "text", op: "compress", bytes: 100 * GB + 1_000_000 };
+/**
+ * 1 MB from an anonymous caller with no free allowance (SUITE_ANON_FREE_BYTES_PER_DAY=0 below): one
+ * billable MB → the minimum paid amount, 0.05 USD. (Before issue #21 this was 100 GB + 1 MB: the
+ * first 100 GB of every job were free; free volume now belongs to an identity, or an IP's day.)
+ */
+const MIN_PAID = { product: "auto", dataClass: "text", op: "compress", bytes: 1_000_000 };
+
+/** A join-work identity's token: its 100 GB of the month are the free volume. */
+async function identityToken(app: App): Promise<string> {
+  const r = await app.inject({
+    method: "POST",
+    url: "/api/join-work",
+    payload: { name: "Buyer", intent: "I want to compress my sensor logs.", seed: "correct horse battery staple 1234" },
+  });
+  expect(r.statusCode, r.body).toBe(201);
+  return r.json().token as string;
+}
 
 describe.each(ENGINES)("suite jobs through the payment core — %s", (engine) => {
   let app: App;
   let db: Db;
   beforeAll(async () => {
     db = (await freshDatabase(engine)).db;
-    app = await appOn(db, env());
+    // anonymous callers get nothing free here: every anonymous request below is a paid one
+    app = await appOn(db, env({ SUITE_ANON_FREE_BYTES_PER_DAY: "0" }));
   });
   afterAll(async () => {
     await app?.close();
@@ -51,7 +67,12 @@ describe.each(ENGINES)("suite jobs through the payment core — %s", (engine) =>
   });
 
   it("within the free cap: 200 with the job, its token and where to upload, at once", async () => {
-    const res = await suite(app, { product: "auto", dataClass: "zeros", op: "compress", bytes: 50 * GB });
+    const token = await identityToken(app);
+    const res = await suite(
+      app,
+      { product: "auto", dataClass: "zeros", op: "compress", bytes: 50 * GB },
+      { "x-identity-token": token },
+    );
     expect(res.statusCode, res.body).toBe(200);
     const body = res.json();
     expect(body.job_id).toMatch(/^job_/);
@@ -64,7 +85,12 @@ describe.each(ENGINES)("suite jobs through the payment core — %s", (engine) =>
   });
 
   it("above it: 402 built from the persisted quote (150 GB → 2,500,000 units), never from the client", async () => {
-    const res = await suite(app, { product: "auto", dataClass: "text", op: "compress", bytes: 150 * GB });
+    const token = await identityToken(app);
+    const res = await suite(
+      app,
+      { product: "auto", dataClass: "text", op: "compress", bytes: 150 * GB },
+      { "x-identity-token": token },
+    );
     expect(res.statusCode).toBe(402);
     const body = res.json();
     expect(body.quote.amount_units).toBe("2500000");

@@ -4,6 +4,7 @@ import { BullTaskQueue } from "../../src/jobs/queue/bullmq.js";
 import { TableTaskQueue } from "../../src/jobs/queue/sqlite.js";
 import {
   PermanentTaskError,
+  TASK_PRIORITY,
   type TaskContext,
   type TaskFailure,
   type TaskQueue,
@@ -236,6 +237,32 @@ describe.each(VARIANTS)("task queue contract: $name", (variant) => {
     await inState(b, "release:1", "done");
     expect(attemptOnB).toBe(1);
     await b.stop();
+  });
+
+  it("takes a paid task queued behind 20 free ones next (priority before first-in-first-out)", async () => {
+    const [q] = workers(1) as [TaskQueue];
+    const free = Array.from({ length: 20 }, (_, i) => `free-${i}:0`);
+    for (const id of free) await q.enqueue("t", { id }, { id, priority: TASK_PRIORITY.free });
+    const order: string[] = [];
+    let release: () => void = () => {};
+    const held = new Promise<void>((r) => {
+      release = r;
+    });
+    await q.work(async (_n, _p, ctx) => {
+      order.push(ctx.id);
+      // the first free task runs while the paid one arrives behind the 19 others
+      if (order.length === 1) await held;
+    });
+    await until("the first free task started", async () => order.length === 1);
+    await q.enqueue("t", { id: "paid-0:0" }, { id: "paid-0:0", priority: TASK_PRIORITY.paid });
+    release();
+    await inState(q, "paid-0:0", "done");
+    for (const id of free) await inState(q, id, "done");
+    expect(order[0]).toBe("free-0:0");
+    expect(order[1]).toBe("paid-0:0");
+    // the free ones keep their order among themselves
+    expect(order.filter((id) => id.startsWith("free-"))).toEqual(free);
+    await q.stop();
   });
 
   it("dedupes by id: enqueueing an existing id (waiting or finished) does nothing", async () => {

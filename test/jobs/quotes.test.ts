@@ -76,6 +76,7 @@ describe.each(ENGINES)("suite quotes (%s)", (engine) => {
   });
 
   it("POST /api/ppp-quote prices a job and persists the quote with an expiry", async () => {
+    // anonymous: the free part is the client IP's daily allowance (1 GB), not 100 GB per job (issue #21)
     const r = await quote({ ...BODY, bytes: 150 * GB, email: "agent@example.com" });
     expect(r.statusCode, r.body).toBe(200);
     const q = r.json();
@@ -87,14 +88,14 @@ describe.each(ENGINES)("suite quotes (%s)", (engine) => {
       op: "compress",
       level: "fast",
       bytes: 150 * GB,
-      billable_bytes: 50 * GB,
-      free_bytes: 100 * GB,
+      billable_bytes: 149 * GB,
+      free_bytes: 1 * GB,
       free_cap_remaining_bytes: null,
       free_cap_remaining_after_bytes: null,
       free_cap_period: null,
-      amount_units: "2500000",
-      amount_usd: "2.50",
-      amount_cents: 250,
+      amount_units: "6960000",
+      amount_usd: "6.96",
+      amount_cents: 696,
       currency: "usd",
       free: false,
       pay: { x402: "POST /api/x402-suite with the same body", card: "POST /api/ppp-checkout { quote_id }" },
@@ -109,8 +110,8 @@ describe.each(ENGINES)("suite quotes (%s)", (engine) => {
     const row = await jobStore.quote(t.app.services.db.kysely, q.quote_id);
     expect(row).toMatchObject({
       state: "open",
-      amount_units: "2500000",
-      amount_cents: 250,
+      amount_units: "6960000",
+      amount_cents: 696,
       level: "fast",
       data_class: "zeros",
       identity_id: null,
@@ -118,17 +119,18 @@ describe.each(ENGINES)("suite quotes (%s)", (engine) => {
       expires_at: q.expires_at,
     });
     expect(Number(row?.bytes)).toBe(150 * GB);
-    expect(Number(row?.billable_bytes)).toBe(50 * GB);
-    expect(Number(row?.free_bytes)).toBe(100 * GB);
+    expect(Number(row?.billable_bytes)).toBe(149 * GB);
+    expect(Number(row?.free_bytes)).toBe(1 * GB);
     expect(JSON.parse(row?.tiers ?? "[]")).toEqual(q.tiers);
     // and reads back the same
     expect(t.app.services.quotes.view(await t.app.services.quotes.get(q.quote_id), null)).toEqual(q);
   });
 
+  // anonymous: 1 GB of the IP's day is free (a quote alone holds none of it)
   it.each([
-    [50 * GB, "0", 0, true],
-    [300 * GB, "9000000", 900, false],
-    [100 * GB + 1, "50000", 5, false],
+    [GB / 2, "0", 0, true],
+    [300 * GB, "12960000", 1296, false],
+    [1 * GB + 1, "50000", 5, false],
   ])("quotes %d bytes at %s units", async (bytes, units, cents, free) => {
     const q = (await quote({ ...BODY, bytes, level: "max" })).json();
     expect(q).toMatchObject({ amount_units: units, amount_cents: cents, free, level: "max" });
@@ -291,8 +293,17 @@ describe.each(ENGINES)("suite quotes (%s)", (engine) => {
     expect(await quotes.freeRemaining(me.identity_id)).toBe(10n * BigInt(GB));
   });
 
-  it("an identity without usage keeps the whole cap; anonymous quotes get the per-job cap every time", async () => {
-    for (let i = 0; i < 2; i++) expect((await quote({ ...BODY, bytes: 100 * GB })).json().amount_units).toBe("0");
+  it("an identity without usage keeps the whole cap; anonymous quotes get the IP's day, not 100 GB per job", async () => {
+    const fresh = await join("Fresh");
+    expect((await quote({ ...BODY, bytes: 100 * GB }, { "x-identity-token": fresh.token })).json().amount_units).toBe(
+      "0",
+    );
+    for (let i = 0; i < 2; i++) {
+      expect((await quote({ ...BODY, bytes: 100 * GB })).json()).toMatchObject({
+        free_bytes: GB,
+        amount_units: "4950000",
+      });
+    }
   });
 
   it("an expired quote cannot be paid (410); a used one is 409; an unknown one 404", async () => {

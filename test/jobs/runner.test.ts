@@ -78,11 +78,12 @@ describe("job runner (SQLite, in-process queue)", () => {
     fs.rmSync(dir, { recursive: true, force: true });
   });
 
-  async function submit(op: string, input: Uint8Array, level = "fast"): Promise<JobRow> {
+  /** `quoted`: the job's quote (for decompress, the decompressed size; default the input's size) */
+  async function submit(op: string, input: Uint8Array, level = "fast", quoted = input.length): Promise<JobRow> {
     const job = jobRow({
       op,
       level,
-      bytes_quoted: input.length,
+      bytes_quoted: quoted,
       bytes_in: input.length,
       input_sha256: sha256(input),
     });
@@ -136,7 +137,7 @@ describe("job runner (SQLite, in-process queue)", () => {
   });
 
   it("decompresses a stream, cut at record boundaries", async () => {
-    const job = await finished((await submit("decompress", compressed)).id);
+    const job = await finished((await submit("decompress", compressed, "fast", original.length)).id);
     expect(job.state).toBe("done");
     expect(job.segments_total).toBeGreaterThan(1);
     const out = await output(job);
@@ -168,7 +169,7 @@ describe("job runner (SQLite, in-process queue)", () => {
     });
   });
 
-  it("a corrupted record fails a decompress job with input_corrupt (no retry can fix it)", async () => {
+  it("a corrupted record fails a decompress job with the codec's code, codec_corrupt (no retry can fix it)", async () => {
     const bad = Buffer.from(compressed);
     // a byte in the middle of the second record's container (past its header): a CRC/decoder error
     let at = 0;
@@ -185,13 +186,13 @@ describe("job runner (SQLite, in-process queue)", () => {
       else at += len;
     }
     bad[at] = (bad[at] as number) ^ 0x55;
-    const job = await finished((await submit("decompress", bad)).id);
+    const job = await finished((await submit("decompress", bad, "fast", original.length)).id);
     expect(job.state).toBe("failed");
-    expect(job.error_code).toBe("input_corrupt");
+    expect(job.error_code).toBe("codec_corrupt");
     expect(job.error_detail).toMatch(/^segment \d+ failed after 1 attempt\(s\): record \d+ of the segment: /);
     const segs = await jobStore.segments(db.kysely, job.id);
     expect(segs.filter((s) => s.state === "failed")).toHaveLength(1);
-    expect(service().view(job).error?.code).toBe("input_corrupt");
+    expect(service().view(job).error?.code).toBe("codec_corrupt");
   });
 
   it("a truncated stream fails at planning", async () => {

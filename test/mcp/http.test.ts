@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import type { PaymentPayload, PaymentRequired } from "@x402/core/types";
 import type { Hex } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -106,21 +107,34 @@ describe.each(["v1", "v2"] as const)("MCP over HTTP, %s client", (generation) =>
     });
     expect(q.isError).toBeFalsy();
     expect(q.structuredContent).toMatchObject({ state: "open", bytes: 5_000_000, currency: "usd" });
-    expect(q.structuredContent?.amount_units).toMatch(/^\d+$/);
+    // no identity: the free part comes from this address's daily allowance, as over HTTP (issue #21)
+    expect(q.structuredContent).toMatchObject({ free: true, amount_units: "0", free_bytes: 5_000_000 });
   });
 
   it("registers, votes on a proposal made through the services, and reads a job's status", async () => {
+    const s = app.services;
+    // Voting and proposing need standing (issue #21 item 4): here the public community's, a
+    // join-work identity bound at registration.
+    const joined = (name: string) =>
+      s.identities.join({
+        name,
+        intent: "I want to vote on the games.",
+        seed: randomBytes(33).toString("base64").slice(0, 33),
+      });
     const reg = await client.call("olympiad_register", {
       who: "agent_self",
       name: `Agent ${generation}`,
       agent_id: `mcp-test-${generation}-${Date.now()}`,
+      identity_token: (await joined(`Agent ${generation}`)).token,
     });
     expect(reg.isError, JSON.stringify(reg.content)).toBeFalsy();
     const token = reg.structuredContent?.participant_token as string;
     expect(token).toMatch(/\S{20,}/);
 
-    const s = app.services;
-    const proposer = await s.participants.register({ who: "human_for_self", name: "Proposer" });
+    const proposer = await s.participants.register(
+      { who: "human_for_self", name: "Proposer" },
+      (await joined(`Proposer ${generation}`)).identity_id,
+    );
     const row = await s.participants.authenticate(proposer.participant_token);
     const { proposal } = await s.governance.propose(row, {
       action: "propose",
@@ -151,6 +165,13 @@ describe.each(["v1", "v2"] as const)("MCP over HTTP, %s client", (generation) =>
     expect(st.structuredContent).toMatchObject({ job_id: job.id, state: "awaiting_input", bytes_quoted: 1000 });
     const wrong = await client.call("job_status", { job_id: job.id, job_token: `${jobToken}x` });
     expect(problemCode(wrong)).toBe("job_token_invalid");
+    // once the retention sweep deleted its data, the job answers job_expired here as over HTTP (410)
+    await s.db.kysely
+      .updateTable("jobs")
+      .set({ state: "done", finished_at: "2026-01-01T00:00:00.000Z", expired_at: "2026-01-04T00:00:00.000Z" })
+      .where("id", "=", job.id)
+      .execute();
+    expect(problemCode(await client.call("job_status", { job_id: job.id, job_token: jobToken }))).toBe("job_expired");
   });
 
   it("answers bad input with a tool error carrying the problem code", async () => {

@@ -381,7 +381,7 @@ describe.each(ENGINES)("the documents' own table providers (%s)", (engine) => {
     const records = await providers.records();
     expect(records).toMatchObject({ chain: "olympiad", entries: 5 });
     const proposals = await providers.proposals();
-    expect(proposals).toEqual({ count: 0, proposals: [] });
+    expect(proposals).toEqual({ count: 0, limit: 20, next_cursor: null, proposals: [] });
   });
 });
 

@@ -82,8 +82,9 @@ describe.each(ENGINES)("olympiad participants (%s)", (engine) => {
     expect(await code({ who: "human_for_self", name: "Bell\u0007" })).toBe("invalid_text");
   });
 
-  it("an agent registers once: a second registration with the same agent_id is 409 agent_id_taken", async () => {
-    await register({ who: "agent_self", name: "Once", agent_id: "agent-once" });
+  it("an unproven agent_id is a self-asserted label: a second registration with it is no 409 (issue #21 item 7)", async () => {
+    const first = await register({ who: "agent_self", name: "Once", agent_id: "agent-once" });
+    expect(first.participant).toMatchObject({ agent_id_source: "self_asserted", agent_address: null });
     const again = await act({
       action: "register",
       who: "human_for_agent",
@@ -91,8 +92,9 @@ describe.each(ENGINES)("olympiad participants (%s)", (engine) => {
       agent_id: "agent-once",
       operator_name: "Op",
     });
-    expect(again.statusCode).toBe(409);
-    expect(again.json()).toMatchObject({ code: "agent_id_taken", agent_id: "agent-once" });
+    expect(again.statusCode, again.body).toBe(201);
+    expect(again.json().participant).toMatchObject({ agent_id: "agent-once", agent_id_source: "self_asserted" });
+    // proven ids: test/olympiad/agent-proof.test.ts
   });
 
   it("other actions need the bearer token: 401 required / invalid", async () => {
@@ -115,7 +117,9 @@ describe.each(ENGINES)("olympiad participants (%s)", (engine) => {
     const r = await act({ action: "dance" });
     expect(r.statusCode).toBe(400);
     expect(r.json().code).toBe("validation_failed");
-    expect(r.json().detail).toContain("register, enter, intent, team, propose, vote");
+    expect(r.json().detail).toContain(
+      "register, agent_challenge, enter, bind_order, bind_identity, intent, team, propose, vote",
+    );
     const missing = await act({ name: "no action" });
     expect(missing.statusCode).toBe(400);
     expect(missing.json().detail).toContain("action must be one of");

@@ -65,14 +65,22 @@ describe("labphi backup / restore (SQLite)", () => {
     });
     expect(job.statusCode, job.body).toBe(200);
     ids.job = job.json().job_id;
-    const reg = async (name: string) =>
-      (
+    // a join-work identity each: public_community standing (free registration alone has no vote, issue #21)
+    const reg = async (name: string) => {
+      const identity = await t.app.services.identities.join({
+        name,
+        intent: "I want to vote on the games.",
+        seed: "x".repeat(33),
+      });
+      return (
         await t.app.inject({
           method: "POST",
           url: "/api/olympiad",
           payload: { action: "register", who: "human_for_self", name },
+          headers: { "x-identity-token": identity.token },
         })
       ).json().participant_token as string;
+    };
     const act = (token: string, payload: object) =>
       t.app.inject({ method: "POST", url: "/api/olympiad", payload, headers: { authorization: `Bearer ${token}` } });
     const [a, b] = [await reg("Ada"), await reg("Bo")];

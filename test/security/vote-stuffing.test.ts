@@ -26,14 +26,57 @@ async function participant(db: Db, who: Who = "human_for_self"): Promise<Partici
     operator_name: who === "human_for_agent" ? "Ada" : null,
     email: null,
     created_at: AT,
+    // a join-work identity of its own: public_community standing (issue #21 item 4)
+    identity_id: `idn_${id}`,
   };
   await db.kysely.insertInto("olympiad_participants").values(row).execute();
   return row;
 }
 
-/** A team of one captain (the captain votes in team_captains). */
+/** An active gao-entry order entered by the participant (paid standing). */
+async function paid(db: Db, p: ParticipantRow): Promise<void> {
+  const orderId = rid("ord");
+  await db.kysely
+    .insertInto("orders")
+    .values({
+      id: orderId,
+      proof_key: rid("proof"),
+      sku: "gao-entry",
+      amount_cents: 100,
+      currency: "USD",
+      rail: "card_checkout",
+      transaction_ref: null,
+      email: null,
+      agent_id: p.agent_id,
+      status: "active",
+      access_token_hash: randomBytes(32).toString("hex"),
+      license_key: null,
+      meta: "{}",
+      created_at: AT,
+      updated_at: AT,
+      revoked_at: null,
+      revoke_reason: null,
+    })
+    .execute();
+  await db.kysely
+    .insertInto("olympiad_entries")
+    .values({
+      id: rid("ent"),
+      participant_id: p.id,
+      season_id: "2030",
+      order_id: orderId,
+      proof: "access_token",
+      created_at: AT,
+    })
+    .execute();
+}
+
+/** A locked team of a paid agent captain and a paid human (the captain votes in team_captains). */
 async function captainOf(db: Db): Promise<ParticipantRow> {
   const captain = await participant(db, "agent_self");
+  const human = await participant(db);
+  await paid(db, captain);
+  await paid(db, human);
   const id = rid("team");
   await db.kysely
     .insertInto("olympiad_teams")
@@ -42,16 +85,19 @@ async function captainOf(db: Db): Promise<ParticipantRow> {
       name: id,
       captain_id: captain.id,
       join_code_hash: randomBytes(32).toString("hex"),
-      member_count: 1,
-      locked_at: null,
-      season_id: null,
+      member_count: 2,
+      locked_at: AT,
+      season_id: "2030",
       created_at: AT,
       updated_at: AT,
     })
     .execute();
   await db.kysely
     .insertInto("olympiad_team_members")
-    .values({ team_id: id, participant_id: captain.id, joined_at: AT })
+    .values([
+      { team_id: id, participant_id: captain.id, joined_at: AT },
+      { team_id: id, participant_id: human.id, joined_at: AT },
+    ])
     .execute();
   return captain;
 }

@@ -16,6 +16,19 @@ export async function launchBrowser(): Promise<Browser> {
   const system = [process.env.CHROMIUM_PATH, "/usr/bin/chromium"].find((p) => p && fs.existsSync(p));
   const executablePath = system ?? (await sparticuz.executablePath());
   const base = system ? [] : sparticuz.args;
+  // Two test files may unpack the npm Chromium at once: spawning the binary while the other process
+  // still writes it fails with ETXTBSY. Wait for the writer and try again (a few times, then fail).
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await launchAt(executablePath, base);
+    } catch (err) {
+      if (attempt >= 5 || !String((err as Error).message).includes("ETXTBSY")) throw err;
+      await new Promise((r) => setTimeout(r, 500 * attempt));
+    }
+  }
+}
+
+function launchAt(executablePath: string, base: readonly string[]): Promise<Browser> {
   return chromium.launch({
     executablePath,
     args: [

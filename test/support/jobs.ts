@@ -36,6 +36,8 @@ export function jobRow(fields: Partial<JobRow> = {}): JobRow {
     started_at: null,
     finished_at: null,
     upload_gen: null,
+    expired_at: null,
+    purged_at: null,
     ...fields,
   };
 }

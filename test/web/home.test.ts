@@ -41,7 +41,9 @@ describe("the home page", () => {
     const low = services.reduce((a, p) => (p.amountCents < a.amountCents ? p : a));
     expect(r.body).toContain(`<small>from</small> $${low.amountUsd}`);
     expect(r.body).toContain(`then $${usdOfUnits(SUITE_PRICE.unitsPerGbAfterFree)} per GB`);
-    expect(r.body).toContain(`first ${SUITE_PRICE.freeCapGb} GB of every job are free`);
+    expect(r.body).toContain(
+      `free up to ${SUITE_PRICE.freeCapGb} GB a calendar month (UTC) with a join-work identity, shared by its jobs; 1 GB a day (UTC) per address without one`,
+    );
     expect(r.body).toMatch(/Great Agentic Olympiad \d{4}/);
     const entry = catalog.find("gao-entry");
     expect(r.body).toContain(`entry $${entry?.amountUsd}`);

@@ -18,7 +18,10 @@ describe("suite jobs pages (/jobs, /jobs/paid)", () => {
     expect(r.headers["cache-control"]).toBe("no-cache");
     expect(r.body).toContain("<title>Suite jobs · Lab Phi</title>");
     expect(r.body).toMatch(/<meta name="description" content="[^"]+">/);
-    expect(r.body).toContain("First 100 GB of every job (free cap)");
+    // free volume belongs to a caller (issue #21): an identity's month, an address's day
+    expect(r.body).toContain("With a join-work identity: the first 100 GB a calendar month (UTC), shared by its jobs");
+    expect(r.body).toContain("Without an identity: the first 1 GB a day (UTC) per address");
+    expect(r.body).not.toContain("of every job");
     expect(r.body).toContain("$0.05 / GB");
     expect(r.body).toContain("$0.04 / GB");
     expect(r.body).toContain("GB = 10^9 bytes");
@@ -43,7 +46,8 @@ describe("suite jobs pages (/jobs, /jobs/paid)", () => {
     const r = await get("/jobs?product=auto&dataClass=text&op=compress&level=max&bytes=150000000000&email=");
     expect(r.statusCode).toBe(200);
     expect(r.body).toContain("Price for 150 GB (GB = 10^9 bytes)");
-    expect(r.body).toMatch(/id="preview-total">\$2\.50/);
+    // a browser has no identity: 1 GB of the address's day free, 149 GB billable (100 × 0.05 + 49 × 0.04)
+    expect(r.body).toMatch(/id="preview-total">\$6\.96/);
     expect(r.body).toContain("max (chosen)");
     expect(r.body).toContain('<option value="max" selected>');
     const quotes = await h.app.services.db.kysely

@@ -14,8 +14,8 @@ import {
 const YEAR = new Date().getUTCFullYear();
 
 /** Paid gao-entry order through the card stand-in: its access URL. */
-async function paidEntry(h: SiteHarness): Promise<string> {
-  const r = await h.checkout("gao-entry", "entrant@example.com");
+async function paidEntry(h: SiteHarness, email = "entrant@example.com"): Promise<string> {
+  const r = await h.checkout("gao-entry", email);
   expect(r.status).toBe(200);
   const id = r.body.session_id as string;
   h.stripe.pay(id);
@@ -116,6 +116,18 @@ describe("the olympiad page in a real browser: register, enter, team, propose, v
     await expect.poll(() => page.textContent("#team-ratio")).toContain("Humans 1 (50 %) · autonomous 1 (50 %)");
     expect(await page.textContent("#team-eligible")).toBe("Ratio holds");
 
+    // issue #21: a captain's vote counts only for a locked team eligible over its paid members:
+    // the bot binds a paid order of its own, the captain locks the roster in the page
+    const bound = await h.app.inject({
+      method: "POST",
+      url: "/api/olympiad",
+      payload: { action: "bind_order", access_url: await paidEntry(h, "bot@example.com") },
+      headers: { authorization: `Bearer ${bot.participant_token}` },
+    });
+    expect(bound.statusCode, bound.body).toBe(200);
+    await page.click('#team-out button[data-team-op="lock"]');
+    await expect.poll(() => page.textContent("#team-out")).toContain("Roster locked");
+
     // propose in the page; the card appears with an empty tally
     await page.selectOption("#prop-kind", "new_games");
     await page.fill("#prop-title", "Add a relay sprint");
@@ -134,8 +146,16 @@ describe("the olympiad page in a real browser: register, enter, team, propose, v
     expect(await card.locator('[data-constituency="team_captains"] rect.fill').getAttribute("width")).toBe("100.00");
 
     // a steward (appointed with ADMIN_TOKEN) votes no through the API: the refreshed tally mixes both
+    // (a participant of its own: the bot is now a paid agent, which would vote in entered_agents)
+    const stew = (
+      await h.app.inject({
+        method: "POST",
+        url: "/api/olympiad",
+        payload: { action: "register", who: "human_for_self", name: "Stew" },
+      })
+    ).json();
     const roles = await h.admin("POST", "/api/admin/olympiad/roles", {
-      participant_id: bot.participant_id,
+      participant_id: stew.participant_id,
       role: "steward",
       op: "appoint",
     });
@@ -145,7 +165,7 @@ describe("the olympiad page in a real browser: register, enter, team, propose, v
       method: "POST",
       url: "/api/olympiad",
       payload: { action: "vote", proposal_id: id, choice: "no" },
-      headers: { authorization: `Bearer ${bot.participant_token}` },
+      headers: { authorization: `Bearer ${stew.participant_token}` },
     });
     expect(no.json().constituency).toBe("lab_stewards");
     await page.click("#refresh-tallies");

@@ -118,4 +118,47 @@ describe("/standings page (server-rendered)", () => {
     expect(html).toContain('id="seeding-table"');
     expect(html).not.toContain('id="standings-empty"');
   });
+
+  it("pages the seeding table (20 a page, by cursor) and revalidates pages and documents by ETag", async () => {
+    const ids: string[] = [];
+    for (let i = 0; i < 25; i++) ids.push(await register(`Seed ${i}`, `seed-${i}`));
+    const before = await t.app.inject({ method: "GET", url: "/standings.json" });
+    const etag = before.headers.etag as string;
+    expect(etag).toMatch(/^"/);
+    expect(before.headers["cache-control"]).toBe("public, max-age=30");
+    expect(
+      (await t.app.inject({ method: "GET", url: "/standings.json", headers: { "if-none-match": etag } })).statusCode,
+    ).toBe(304);
+    await record({
+      event_id: higher[3],
+      quarter: "tryouts",
+      results: ids.map((id, i) => ({ participant_id: id, score: 100 - i })),
+      evidence,
+    });
+    // a new entry on the chain: a new document, a new ETag
+    const after = await t.app.inject({ method: "GET", url: "/standings.json", headers: { "if-none-match": etag } });
+    expect(after.statusCode).toBe(200);
+    expect(after.json().seeding.length).toBe(26);
+    const html = await page();
+    const seedingTable = (h: string) =>
+      h.slice(h.indexOf('id="seeding-table"'), h.indexOf("</table>", h.indexOf('id="seeding-table"')));
+    expect(seedingTable(html).match(/<tr data-entrant=/g)).toHaveLength(20);
+    const more = /id="seeding-more" rel="next" href="\/standings\?cursor=([A-Za-z0-9_-]+)#seeding"/.exec(html);
+    expect(more).not.toBeNull();
+    const next = (await t.app.inject({ method: "GET", url: `/standings?cursor=${more?.[1]}` })).body;
+    expect(seedingTable(next).match(/<tr data-entrant=/g)).toHaveLength(6);
+    expect(next).toContain('id="seeding-first"');
+    expect(next).not.toContain('id="seeding-more"');
+    const pageEtag = (await t.app.inject({ method: "GET", url: "/standings" })).headers.etag as string;
+    expect(
+      (await t.app.inject({ method: "GET", url: "/standings", headers: { "if-none-match": pageEtag } })).statusCode,
+    ).toBe(304);
+    const bad = await t.app.inject({
+      method: "GET",
+      url: "/standings?cursor=bm9wZQ",
+      headers: { accept: "application/json" },
+    });
+    expect(bad.statusCode).toBe(400);
+    expect(bad.json().code).toBe("invalid_cursor");
+  });
 });

@@ -40,6 +40,9 @@ export interface Proposal {
   closes_at: string;
   state: "open" | "closed";
   tally: Tally;
+  /** lists cut the text (GET /api/olympiad?view=proposals): the whole of it is at `page` */
+  body_truncated?: boolean;
+  page?: string;
 }
 
 export interface Labels {
@@ -187,7 +190,15 @@ export function proposalCard(p: Proposal, labels: Labels): HTMLElement {
       " ",
       h("span", { class: "muted mono" }, p.proposal_id),
     ),
-    h("details", {}, h("summary", {}, "Proposal text"), h("p", { class: "proposal-body" }, p.body)),
+    h(
+      "details",
+      {},
+      h("summary", {}, "Proposal text"),
+      h("p", { class: "proposal-body" }, p.body),
+      ...(p.body_truncated && p.page
+        ? [h("p", { class: "small" }, h("a", { href: p.page, "data-whole": "" }, "Read the whole proposal"))]
+        : []),
+    ),
     h("div", { class: "tally", "data-tally": "" }, ...tallyNodes(p.tally, p.state, labels)),
   );
   if (p.state === "open") {

@@ -44,6 +44,41 @@ function hide(node: HTMLElement): void {
   node.textContent = "";
 }
 
+/**
+ * The output a compressed stream declares (what `labphi compress` writes: records of a uvarint
+ * length and a framed container whose header holds the original length), read from the record
+ * headers only (a few bytes per record); null when the file is not such a stream. For
+ * `op: decompress` the quote is this decompressed size (issue #21): the service refuses a stream
+ * that declares more than its quote, before decoding anything.
+ */
+async function declaredOutput(file: Blob): Promise<number | null> {
+  let at = 0;
+  let total = 0;
+  while (at < file.size) {
+    const head = new Uint8Array(await file.slice(at, at + 32).arrayBuffer());
+    let i = 0;
+    let len = 0;
+    for (let shift = 0; ; shift += 7) {
+      if (i >= head.length || shift > 49) return null;
+      const b = head[i++] as number;
+      len += (b & 0x7f) * 2 ** shift;
+      if (!(b & 0x80)) break;
+    }
+    if (len < 11 || head[i] !== 0xcf || head[i + 1] !== 0x86 || at + i + len > file.size) return null;
+    let size = 0;
+    let j = i + 5;
+    for (let shift = 0; ; shift += 7) {
+      if (j >= head.length || shift > 49) return null;
+      const b = head[j++] as number;
+      size += (b & 0x7f) * 2 ** shift;
+      if (!(b & 0x80)) break;
+    }
+    total += size;
+    at += i + len;
+  }
+  return total;
+}
+
 // ---------------------------------------------------------------- /jobs/paid
 
 function paidPage(box: HTMLElement): void {
@@ -84,13 +119,21 @@ function jobsPage(): void {
     bytesHuman.textContent = Number.isSafeInteger(n) && n > 0 ? `= ${formatBytes(n)}` : "";
   };
   bytesInput.addEventListener("input", showBytes);
+  /** the chosen file's size, or for decompress the size its stream records declare */
+  const sizeFromFile = async () => {
+    const file = chosen;
+    if (!file) return;
+    const op = String(new FormData(form).get("op"));
+    const declared = op === "decompress" ? await declaredOutput(file).catch(() => null) : null;
+    if (file !== chosen) return; // another file was picked meanwhile
+    bytesInput.value = String(declared ?? file.size);
+    showBytes();
+  };
   quoteFile.addEventListener("change", () => {
     chosen = quoteFile.files?.[0] ?? null;
-    if (chosen) {
-      bytesInput.value = String(chosen.size);
-      showBytes();
-    }
+    void sizeFromFile();
   });
+  $<HTMLSelectElement>("#q-op").addEventListener("change", () => void sizeFromFile());
 
   const request = (): QuoteRequest => {
     const data = new FormData(form);

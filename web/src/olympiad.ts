@@ -13,6 +13,10 @@ const TOKEN_KEY = "labphi.olympiad.participant_token";
 interface PageData {
   pollSeconds: number;
   labels: Labels;
+  /** the query of the proposals page shown (cursor, limit), so a refresh reads the same page */
+  proposalsQuery?: string;
+  /** the newest page: proposals made meanwhile go on top; an older page only refreshes its own */
+  firstPage?: boolean;
 }
 
 type Body = Record<string, unknown>;
@@ -248,7 +252,7 @@ ready(() => {
   function upsert(p: Proposal, first = false) {
     const card = document.getElementById(`proposal-${p.proposal_id}`);
     if (card) updateCard(card, p, data.labels);
-    else {
+    else if (data.firstPage !== false) {
       document.getElementById("no-proposals")?.remove();
       const fresh = proposalCard(p, data.labels);
       if (first) list.prepend(fresh);
@@ -257,7 +261,10 @@ ready(() => {
   }
 
   async function refresh() {
-    const view = await api<{ open: number; closed: number; proposals: Proposal[] }>("/api/olympiad?view=proposals");
+    const query = data.proposalsQuery ? `&${data.proposalsQuery}` : "";
+    const view = await api<{ open: number; closed: number; proposals: Proposal[] }>(
+      `/api/olympiad?view=proposals${query}`,
+    );
     // newest first, as the server renders them: unknown ones go on top, the newest first
     for (const p of [...view.proposals].reverse()) upsert(p, true);
     $("#proposal-counts").textContent = `${view.open} open · ${view.closed} closed`;

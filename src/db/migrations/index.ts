@@ -11,6 +11,11 @@ import * as m0006 from "./0006_suite_jobs.js";
 import * as m0007 from "./0007_olympiad.js";
 import * as m0008 from "./0008_hash_chain.js";
 import * as m0009 from "./0009_upload_generation.js";
+import * as m0010 from "./0010_free_budget.js";
+import * as m0011 from "./0011_job_retention.js";
+import * as m0012 from "./0012_governance_standing.js";
+import * as m0013 from "./0013_olympiad_list_indexes.js";
+import * as m0014 from "./0014_rate_limits.js";
 
 export const migrations = {
   "0001_foundation": m0001,
@@ -22,4 +27,9 @@ export const migrations = {
   "0007_olympiad": m0007,
   "0008_hash_chain": m0008,
   "0009_upload_generation": m0009,
+  "0010_free_budget": m0010,
+  "0011_job_retention": m0011,
+  "0012_governance_standing": m0012,
+  "0013_olympiad_list_indexes": m0013,
+  "0014_rate_limits": m0014,
 };

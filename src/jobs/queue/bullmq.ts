@@ -38,6 +38,9 @@ import {
  * - attempts count starts (`attemptsStarted`, minus starts released by `stop()`, kept in the job's
  *   data): a job started once more than allowed (its last start's worker died) fails at once with a
  *   reason; handler failures retry with BullMQ's exponential backoff;
+ * - priority → BullMQ's job priority (0, "no priority", is taken first; then ascending): its
+ *   PostgreSQL backend stores it in `job.priority` and claims with `ORDER BY priority, seq`, so a
+ *   paid segment (0) is taken before every waiting free one (10), retries keeping their class;
  * - BullMQ's migrations run at `start()`: idempotent, serialized by its advisory lock.
  */
 
@@ -158,6 +161,8 @@ export class BullTaskQueue implements TaskQueue {
     await queue.add(name, data, {
       jobId,
       attempts: opts.attempts ?? DEFAULT_ATTEMPTS,
+      // BullMQ: 0 = no priority, taken before every prioritized job; then ascending (paid 0, free 10)
+      ...(opts.priority ? { priority: opts.priority } : {}),
       backoff: { type: "exponential", delay: opts.backoffMs ?? DEFAULT_BACKOFF_MS },
       removeOnComplete: false,
       removeOnFail: false,

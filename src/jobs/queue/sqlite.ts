@@ -21,7 +21,8 @@ import {
  * lease that ran out → `leased` by us, attempts + 1); every later write is fenced by
  * (worker, attempts), so a worker that lost its lease changes nothing. The lease is renewed every
  * lease/3 while the handler runs. Idle workers poll every `pollMs` (and wake at once on a local
- * enqueue). Portable SQL: it also runs on PostgreSQL tables (the contract suite runs it there),
+ * enqueue). Waiting tasks are taken by ascending `priority` (paid before free), then by `run_after`.
+ * Portable SQL: it also runs on PostgreSQL tables (the contract suite runs it there),
  * but with several machines the lease compares their clocks; there, BullMQ is used.
  */
 
@@ -93,6 +94,7 @@ export class TableTaskQueue implements TaskQueue {
         queue: this.queue,
         payload: JSON.stringify(envelope),
         state: "ready",
+        priority: opts.priority ?? 0,
         attempts: 0,
         max_attempts: opts.attempts ?? DEFAULT_ATTEMPTS,
         run_after: at,
@@ -196,6 +198,8 @@ export class TableTaskQueue implements TaskQueue {
       .select(["id", "state", "worker", "error"])
       .where("queue", "=", this.queue)
       .where(this.due(now))
+      // paid segments before free ones (TASK_PRIORITY), then first due, first taken
+      .orderBy("priority")
       .orderBy("run_after")
       .limit(1)
       .executeTakeFirst();

@@ -11,6 +11,8 @@ import os from "node:os";
  *
  * Semantics both keep:
  * - a task has a deterministic id: enqueueing an id that exists (in any state) does nothing;
+ * - waiting tasks are taken by ascending `priority` (paid segments before free ones), then first in,
+ *   first out;
  * - a task runs on one worker at a time, under a lease the worker renews while the handler runs;
  *   a lease that runs out (the worker was killed or stalled) hands the task to another worker;
  * - every start counts as an attempt (a start whose worker died too); a failed attempt is retried
@@ -29,6 +31,23 @@ export interface EnqueueOptions {
   attempts?: number;
   /** First retry delay; doubles per attempt (default 1000 ms). */
   backoffMs?: number;
+  /**
+   * Scheduling class: waiting tasks are taken in ascending priority, then in the order they became
+   * due (default 0, the first class). `TASK_PRIORITY`: paid jobs' segments 0, free ones' 10.
+   */
+  priority?: number;
+}
+
+/**
+ * Priorities of suite-job segments (issue #21 item 3): a paid job's segments are taken before any
+ * waiting segment of a free job. 0 is also BullMQ's "no priority", which it takes before every
+ * prioritized job; its PostgreSQL backend claims by `ORDER BY priority, seq`.
+ */
+export const TASK_PRIORITY = { paid: 0, free: 10 } as const;
+
+/** The priority of a job's segments from how it was bought (`jobs.paid_by`). */
+export function taskPriority(paidBy: string): number {
+  return paidBy === "free" ? TASK_PRIORITY.free : TASK_PRIORITY.paid;
 }
 
 export interface TaskContext {

@@ -3,9 +3,10 @@ import { z } from "zod";
 import { catalogEnvelopeFor, productRecord, productRecordSchema } from "../../catalog/routes.js";
 import { plainText } from "../../http/text.js";
 import { quoteRequestSchema, quoteViewSchema } from "../../jobs/quote-schemas.js";
+import { assertNotExpired } from "../../jobs/retention.js";
 import { paymentsMatrixSchema } from "../../payments/matrix/schemas.js";
 import { paymentsMatrix } from "../../payments/matrix/service.js";
-import type { McpDeps } from "../deps.js";
+import type { McpCaller, McpDeps } from "../deps.js";
 import { outputOf, run } from "../results.js";
 
 /** catalog, payments, quote_suite, job_status: what is sold, how to pay, what a suite job costs, a job's state. */
@@ -29,7 +30,7 @@ const jobOut = z.looseObject({
   links: z.looseObject({ self: z.string(), input: z.string(), output: z.string() }),
 });
 
-export function registerStoreTools(server: McpServer, deps: McpDeps): void {
+export function registerStoreTools(server: McpServer, deps: McpDeps, caller?: McpCaller): void {
   const { config, catalog, quotes, identities, jobs, onError } = deps;
   const hasRoute = deps.hasRoute ?? (() => true);
 
@@ -77,7 +78,7 @@ export function registerStoreTools(server: McpServer, deps: McpDeps): void {
     {
       title: "Quote a suite job",
       description:
-        "Prices a metered suite job (compress, decompress or roundtrip of `bytes` bytes): the amount in USDC atomic units and USD, price tiers, the free cap of a join-work identity, a time estimate. The quote is stored (quote_id, expires_at); pay it with POST /api/x402-suite or POST /api/ppp-checkout.",
+        "Prices a metered suite job (compress, decompress or roundtrip of `bytes` bytes): the amount in USDC atomic units and USD, price tiers, the free part (a join-work identity's month, else this address's day), a time estimate. The quote is stored (quote_id, expires_at); pay it with POST /api/x402-suite or POST /api/ppp-checkout.",
       inputSchema: quoteRequestSchema,
       outputSchema: outputOf(quoteViewSchema),
       annotations: { readOnlyHint: false, idempotentHint: false, openWorldHint: false },
@@ -85,7 +86,9 @@ export function registerStoreTools(server: McpServer, deps: McpDeps): void {
     ({ identity: token, ...input }) =>
       run(async () => {
         const identity = token === undefined ? null : await identities.verify(token);
-        return quotes.quote(input, identity);
+        // over /mcp the client's address counts its anonymous daily allowance, as over HTTP;
+        // over stdio there is no address: nothing is free without an identity
+        return quotes.quote(input, identity, { ip: caller?.ip ?? null });
       }, onError),
   );
 
@@ -102,6 +105,11 @@ export function registerStoreTools(server: McpServer, deps: McpDeps): void {
       outputSchema: outputOf(jobOut),
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
-    ({ job_id, job_token }) => run(async () => jobs.view(await jobs.authorize(job_id, `Bearer ${job_token}`)), onError),
+    ({ job_id, job_token }) =>
+      run(async () => {
+        const job = await jobs.authorize(job_id, `Bearer ${job_token}`);
+        assertNotExpired(job);
+        return jobs.view(job);
+      }, onError),
   );
 }

@@ -59,7 +59,7 @@ export function homeBody(catalog: Catalog, config: Config, now: Date): string {
       ? `<li><a href="/pay">Buy a licence or a service</a> <span class="muted">— from ${e(price(licence))}, ${checkoutReady(config) ? "by card, " : ""}transfer or invoice</span></li>`
       : `<li><a href="/pay">Buy</a></li>`,
     `<li><a href="/web">Try the codec demo</a> <span class="muted">— free: paste text or drop a file, compare with gzip and brotli</span></li>`,
-    `<li><a href="/jobs">Run a suite job</a> <span class="muted">— ${e(suiteLine())}</span></li>`,
+    `<li><a href="/jobs">Run a suite job</a> <span class="muted">— ${e(suiteLine(config))}</span></li>`,
     `<li><a href="/olympiad">The olympiad</a> <span class="muted">— ${e(season.label)}${entry ? `, entry ${e(price(entry))}` : ""}</span></li>`,
   ].join("");
 
@@ -110,7 +110,7 @@ ${curl && example ? `<p class="small muted">Try it (${e(example.sku)}, ${e(price
 <div class="grid-2 sell-more">
 <div class="card">
 <h3><a href="/jobs">Suite jobs</a></h3>
-<p>Compression suite jobs on your data: ${e(suiteLine())}.</p>
+<p>Compression suite jobs on your data: ${e(suiteLine(config))}.</p>
 </div>
 <div class="card">
 <h3><a href="/olympiad">${e(season.label)}</a></h3>

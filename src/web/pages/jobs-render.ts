@@ -50,25 +50,31 @@ export function duration(seconds: number): string {
 const usd = (units: bigint) => `$${usdOfUnits(units)}`;
 const gb = (bytes: bigint) => `${bytes / BYTES_PER_GB} GB`;
 
-/** The pricing table: free cap, per-GB prices, minimum (server-rendered, no JavaScript needed). */
-export function pricingSection(): string {
+/**
+ * The pricing table: the free terms, per-GB prices, minimum (server-rendered, no JavaScript
+ * needed). `anonBytesPerDay`: this server's SUITE_ANON_FREE_BYTES_PER_DAY; the examples are what a
+ * browser without an identity is quoted for its first job of the day.
+ */
+export function pricingSection(anonBytesPerDay: number): string {
   const p = SUITE_PRICE;
-  const examples = [50n, 150n, 300n].map((g) => priceJob({ bytes: g * BYTES_PER_GB }));
+  const anon = BigInt(anonBytesPerDay);
+  const examples = [1n, 50n, 150n].map((g) => priceJob({ bytes: g * BYTES_PER_GB, freeRemainingBytes: anon }));
   return `<section class="card" aria-labelledby="pricing-h">
 <h2 id="pricing-h">Pricing</h2>
 <p class="muted small">${GB_NOTE}; MB = 10^6 bytes. One price for every product, data class, operation and level.</p>
 <div class="table-wrap" role="region" aria-label="Prices" tabindex="0"><table id="pricing-table" aria-label="Suite job prices per GB (${GB_NOTE})">
 <thead><tr><th scope="col">Part of a job</th><th scope="col" class="num">Price per GB</th></tr></thead>
 <tbody>
-<tr><td>First ${gb(FREE_CAP_BYTES)} of every job (free cap)</td><td class="num">free</td></tr>
+<tr><td>With a join-work identity: the first ${gb(FREE_CAP_BYTES)} a calendar month (UTC), shared by its jobs</td><td class="num">free</td></tr>
+<tr><td>Without an identity: ${anon > 0n ? `the first ${e(decimalBytes(Number(anon)))} a day (UTC) per address` : "nothing is free"}</td><td class="num">${anon > 0n ? "free" : "—"}</td></tr>
 <tr><td>Next ${gb(BULK_AFTER_BYTES)} billable</td><td class="num">${usd(p.unitsPerGbAfterFree)} / GB</td></tr>
 <tr><td>Beyond that (bulk)</td><td class="num">${usd(p.unitsPerGbBulk)} / GB</td></tr>
 <tr><td>Minimum for a paid job</td><td class="num">${usd(p.minPaidUnits)}</td></tr>
 </tbody></table></div>
-<p class="small">Billable bytes are rounded up to whole MB. With a join-work identity the ${gb(FREE_CAP_BYTES)} free cap is also per calendar month (UTC). Card charges round up to the cent.</p>
-<div class="table-wrap" role="region" aria-label="Example prices" tabindex="0"><table id="pricing-examples" aria-label="Example prices">
-<thead><tr><th scope="col">Job size (${GB_NOTE})</th><th scope="col" class="num">Price</th></tr></thead>
-<tbody>${examples.map((x) => `<tr><td>${e(decimalBytes(Number(x.bytes)))}</td><td class="num">${e(usd(x.amount_units))}</td></tr>`).join("")}</tbody>
+<p class="small">Billable bytes are rounded up to whole MB. A decompress job is priced on the size it writes (its decompressed size). Card charges round up to the cent. Free jobs run after paid ones, at most one running and three waiting per caller.</p>
+<div class="table-wrap" role="region" aria-label="Example prices" tabindex="0"><table id="pricing-examples" aria-label="Example prices without an identity, first job of the day">
+<thead><tr><th scope="col">Job size (${GB_NOTE}), without an identity</th><th scope="col" class="num">Price</th></tr></thead>
+<tbody>${examples.map((x) => `<tr><td>${e(decimalBytes(Number(x.bytes)))}</td><td class="num">${x.amount_units === 0n ? "free" : e(usd(x.amount_units))}</td></tr>`).join("")}</tbody>
 </table></div>
 </section>`;
 }
@@ -117,7 +123,7 @@ export function quoteForm(v: QuoteFormValues, cardCheckout: boolean): string {
 <p class="hint small" id="q-product-hint">Product auto: the router picks a codec path for each segment. The level changes the time, not the price.</p>
 <div class="field"><label for="q-bytes">Size in bytes</label>
 <input id="q-bytes" name="bytes" type="number" inputmode="numeric" min="1" max="${MAX_JOB_BYTES_NUMBER}" step="1" required value="${e(v.bytes ?? "")}" aria-describedby="q-bytes-hint">
-<span class="hint" id="q-bytes-hint">1 to 10^15 bytes; ${GB_NOTE}. <output id="q-bytes-human" for="q-bytes">${v.bytes ? `= ${e(decimalBytes(v.bytes))}` : ""}</output></span></div>
+<span class="hint" id="q-bytes-hint">1 to 10^15 bytes; ${GB_NOTE}. For decompress, the decompressed size (picking the compressed file reads it from the file's headers). <output id="q-bytes-human" for="q-bytes">${v.bytes ? `= ${e(decimalBytes(v.bytes))}` : ""}</output></span></div>
 <div class="field"><label for="q-email">E-mail (optional; needed to pay by card)</label>
 <input id="q-email" name="email" type="email" maxlength="254" autocomplete="email" value="${e(v.email ?? "")}"></div>
 <div class="card-actions"><button type="submit" class="btn-primary">Get a quote</button></div>
@@ -129,15 +135,22 @@ export function quoteForm(v: QuoteFormValues, cardCheckout: boolean): string {
 }
 
 /** A price preview (no stored quote): the plain-form answer of GET /jobs?bytes=…. */
-export function previewSection(v: Required<Pick<QuoteFormValues, "bytes" | "op" | "level">>): string {
-  const price: JobPrice = priceJob({ bytes: v.bytes });
+/**
+ * The no-JavaScript price preview: what a browser (no identity) is quoted for its first job of the
+ * day (`anonBytesPerDay` free); the stored quote counts what this address already used today.
+ */
+export function previewSection(
+  v: Required<Pick<QuoteFormValues, "bytes" | "op" | "level">>,
+  anonBytesPerDay: number,
+): string {
+  const price: JobPrice = priceJob({ bytes: v.bytes, freeRemainingBytes: anonBytesPerDay });
   const est = estimatesByLevel(v.bytes, v.op as SuiteOp);
   return `<section class="card" id="preview" aria-labelledby="preview-h">
 <h2 id="preview-h">Price for ${e(decimalBytes(v.bytes))} (${GB_NOTE})</h2>
 ${tiersTable(price.tiers)}
 <p class="price" id="preview-total">${price.amount_units === 0n ? "Free" : e(usd(price.amount_units))}${price.amount_units === 0n ? "" : ` <small>(card: ${e(price.amount_cents)} ¢)</small>`}</p>
 ${estimateList(est, v.level as Level)}
-<p class="small">A preview: the quote made when you start or pay is stored and holds its price for 30 minutes.</p>
+<p class="small">A preview for a first job of the day from this address: the quote made when you start or pay counts what this address already used today, is stored and holds its price for 30 minutes.</p>
 </section>`;
 }
 

@@ -3,7 +3,7 @@ import type { Config } from "../../config.js";
 import { Problem, problemSchema } from "../../http/problem.js";
 import { emailText, plainText } from "../../http/text.js";
 import type { App } from "../../http/types.js";
-import { MAX_JOB_BYTES_NUMBER } from "../../jobs/pricing.js";
+import { freeTermsText, MAX_JOB_BYTES_NUMBER } from "../../jobs/pricing.js";
 import { SUITE_DATA_CLASSES, SUITE_LEVELS, SUITE_OPS, SUITE_PRODUCTS } from "../../jobs/quote-schemas.js";
 import { DEFAULT_SUITE_LEVEL } from "../../jobs/throughput.js";
 import { cardRailsConfigured } from "../../payments/card/rails.js";
@@ -53,7 +53,10 @@ export function jobsPages(app: App, deps: { config: Config; card: CardService })
       const checkout = cardRailsConfigured(config).checkout;
       const preview =
         q.bytes !== undefined
-          ? previewSection({ bytes: q.bytes, op: q.op ?? "compress", level: q.level ?? DEFAULT_SUITE_LEVEL })
+          ? previewSection(
+              { bytes: q.bytes, op: q.op ?? "compress", level: q.level ?? DEFAULT_SUITE_LEVEL },
+              config.suiteFree.anonBytesPerDay,
+            )
           : "";
       const cancelled =
         q.checkout === "cancelled"
@@ -61,13 +64,12 @@ export function jobsPages(app: App, deps: { config: Config; card: CardService })
           : "";
       return sendPage(reply, 200, {
         title: "Suite jobs",
-        description:
-          "Compress, decompress or round-trip large files on Lab Phi's workers: free up to 100 GB per job, then per GB (10^9 bytes); resumable uploads, progress and download.",
+        description: `Compress, decompress or round-trip large files on Lab Phi's workers: free up to ${freeTermsText(config.suiteFree.anonBytesPerDay)}, then per GB (10^9 bytes); resumable uploads, progress and download.`,
         path: "/jobs",
         scripts: ["jobs"],
         body: `<section class="hero">
 <h1>Suite jobs</h1>
-<p class="lead">Compress, decompress or round-trip files of any size on our workers. Free up to 100 GB (GB = 10^9 bytes) per job; above that, pay per GB by card.</p>
+<p class="lead">Compress, decompress or round-trip files of any size on our workers. Free up to ${freeTermsText(config.suiteFree.anonBytesPerDay)} (GB = 10^9 bytes); above that, pay per GB by card.</p>
 </section>
 ${cancelled}
 <div class="jobs-layout">
@@ -77,7 +79,7 @@ ${preview}
 ${jobPanel()}
 </div>
 <div class="stack">
-${pricingSection()}
+${pricingSection(config.suiteFree.anonBytesPerDay)}
 ${levelsSection()}
 </div>
 </div>`,

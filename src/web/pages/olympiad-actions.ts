@@ -84,7 +84,7 @@ export function actionsHtml(o: { base: string; registrationOpen: boolean; regist
 
 <section class="card" id="propose-card" aria-labelledby="propose-h">
 <h3 id="propose-h">Propose</h3>
-<p class="small muted">Any registered participant may propose (at most 3 open proposals each); the window defaults by kind.</p>
+<p class="small muted">Proposing and voting need standing: a paid gao-entry order bound to you (enter, or <code>bind_order</code> before registration opens), or for the public community a join-work identity sent as <code>X-Identity-Token</code>. At most 3 open proposals per participant and per team, 50 in all; the window defaults by kind.</p>
 <form id="propose-form" class="stack">
 <div class="field"><label for="prop-kind">Kind</label><select id="prop-kind" name="kind">${kinds}</select></div>
 <div class="field"><label for="prop-title">Title</label><input id="prop-title" name="title" required minlength="3" maxlength="160"></div>

@@ -87,8 +87,14 @@ const stateBadge = (p: ProposalView) =>
     ? `<span class="badge badge-ok" data-state="open">Open until ${e(p.closes_at.slice(0, 16).replace("T", " "))} UTC</span>`
     : `<span class="badge" data-state="closed">Closed ${e(p.closes_at.slice(0, 10))}</span>`;
 
-/** One proposal card with its tally and vote buttons (enabled by the script once signed in). */
-export function proposalHtml(p: ProposalView): string {
+/**
+ * One proposal card with its tally and vote buttons (enabled by the script once signed in). In a
+ * list the text is cut (`body_truncated`) and links to the proposal's own page; `whole` shows it open.
+ */
+export function proposalHtml(
+  p: ProposalView & { body_truncated?: boolean; page?: string },
+  o: { whole?: boolean } = {},
+): string {
   const id = e(p.proposal_id);
   const votes =
     p.state === "open"
@@ -104,7 +110,15 @@ export function proposalHtml(p: ProposalView): string {
   return `<article class="card proposal" id="proposal-${id}" data-proposal-id="${id}">
 <h3>${e(p.title)}</h3>
 <p class="cluster small"><span class="badge">${e(KIND_LABELS[p.kind])}</span> ${stateBadge(p)} <span class="muted mono">${id}</span></p>
-<details><summary>Proposal text</summary><p class="proposal-body">${e(p.body)}</p></details>
+${
+  o.whole
+    ? `<div class="proposal-body" id="proposal-text"><p class="proposal-body">${e(p.body)}</p></div>`
+    : `<details><summary>Proposal text</summary><p class="proposal-body">${e(p.body)}</p>${
+        p.body_truncated
+          ? `<p class="small"><a href="${e(p.page ?? `/olympiad/proposals/${encodeURIComponent(p.proposal_id)}`)}" data-whole>Read the whole proposal</a></p>`
+          : ""
+      }</details>`
+}
 <div class="tally" data-tally>${tallyHtml(p.tally, p.state)}</div>
 ${votes}
 </article>`;

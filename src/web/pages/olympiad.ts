@@ -1,13 +1,16 @@
 import { z } from "zod";
 import type { Catalog } from "../../catalog/service.js";
+import { pageQuerySchema } from "../../db/paginate.js";
+import { idText } from "../../http/text.js";
 import type { App } from "../../http/types.js";
 import type { MachineMap } from "../../olympiad/document-schemas.js";
 import type { OlympiadDocuments } from "../../olympiad/documents.js";
 import { ENTRY_SKU } from "../../olympiad/entry.js";
 import type { Governance } from "../../olympiad/governance.js";
-import type { ProposalsView } from "../../olympiad/governance-schemas.js";
+import type { ProposalsView, ProposalView } from "../../olympiad/governance-schemas.js";
+import { HTML_TYPE, sendCached } from "../../olympiad/page-cache.js";
 import { escapeHtml as e } from "../html.js";
-import { sendPage } from "../layout.js";
+import { renderPage } from "../layout.js";
 import { actionsHtml } from "./olympiad-actions.js";
 import { CONSTITUENCY_LABELS, KIND_LABELS, OUTCOME_LABELS, proposalHtml, weightsHtml } from "./olympiad-tally.js";
 
@@ -133,16 +136,47 @@ function entryHtml(map: MachineMap, price: { usd: string; sku: string; name: str
 </section>`;
 }
 
-function proposalsHtml(view: ProposalsView): string {
+/** The query of a proposals page (`limit` only when the caller named one). */
+export function pageQuery(page: { limit?: number | undefined; cursor?: string | undefined }): string {
+  const q = new URLSearchParams();
+  if (page.cursor) q.set("cursor", page.cursor);
+  if (page.limit !== undefined) q.set("limit", String(page.limit));
+  return q.toString();
+}
+
+function pagerHtml(view: ProposalsView, page: { limit?: number | undefined; cursor?: string | undefined }): string {
+  const links: string[] = [];
+  if (page.cursor) {
+    const first = pageQuery({ limit: page.limit });
+    links.push(
+      `<a class="btn" id="proposals-newest" href="/olympiad${first ? `?${e(first)}` : ""}#proposals">Newest proposals</a>`,
+    );
+  }
+  if (view.next_cursor) {
+    links.push(
+      `<a class="btn" id="proposals-older" rel="next" href="/olympiad?${e(pageQuery({ limit: page.limit, cursor: view.next_cursor }))}#proposals">Older proposals</a>`,
+    );
+  }
+  return links.length
+    ? `<nav class="cluster" aria-label="Proposal pages" id="proposal-pages">${links.join(" ")}</nav>`
+    : "";
+}
+
+function proposalsHtml(view: ProposalsView, page: { limit?: number | undefined; cursor?: string | undefined }): string {
   const list = view.proposals.length
-    ? view.proposals.map(proposalHtml).join("")
-    : '<p class="muted" id="no-proposals">No proposals yet. Register and propose the first.</p>';
+    ? view.proposals.map((p) => proposalHtml(p)).join("")
+    : page.cursor
+      ? '<p class="muted" id="no-proposals">No older proposals. <a href="/olympiad#proposals">Back to the newest</a>.</p>'
+      : '<p class="muted" id="no-proposals">No proposals yet. Register and propose the first.</p>';
   return `<section id="proposals" aria-labelledby="proposals-h" class="stack">
 <h2 id="proposals-h">Proposals and live tallies</h2>
 <p>The Council of Peers decides by public, weighted votes. Each constituency is tallied on its own (yes ÷ (yes + no)); an empty one's weight is shared among the others; the mixed yes-share must pass the kind's threshold with a quorum of voters.</p>
 <details><summary>Constituency weights</summary>${weightsHtml()}</details>
-<p class="cluster small"><span id="proposal-counts">${e(view.open)} open · ${e(view.closed)} closed</span> <button type="button" class="btn" id="refresh-tallies" hidden>Refresh tallies</button> <span class="muted" id="refreshed" aria-live="off"></span></p>
+<p class="cluster small"><span id="proposal-counts">${e(view.open)} open · ${e(view.closed)} closed</span> <span class="muted" id="proposal-page-note">${e(
+    view.proposals.length,
+  )} shown, newest first${page.cursor ? " (an older page)" : ""}</span> <button type="button" class="btn" id="refresh-tallies" hidden>Refresh tallies</button> <span class="muted" id="refreshed" aria-live="off"></span></p>
 <div class="stack" id="proposal-list">${list}</div>
+${pagerHtml(view, page)}
 </section>`;
 }
 
@@ -157,20 +191,57 @@ export function olympiadPages(
       schema: {
         summary:
           "The olympiad page: season, calendar, events, charter, entry, team actions and live proposal tallies (HTML)",
+        description:
+          "Proposals are paged: `limit` (1-100, default 20) and `cursor` (the Older proposals link); texts are cut (the whole text: /olympiad/proposals/{id}). The page is built once per data version and carries an ETag (304 on a match).",
         tags: ["web"],
+        querystring: pageQuerySchema,
         response: { 200: z.string() },
       },
     },
-    async (_request, reply) => {
+    async (request, reply) => {
       const now = documents.now();
-      const [map, proposals] = await Promise.all([documents.machineMap(now), governance.proposalsView()]);
-      const product = catalog.resolve(ENTRY_SKU);
-      const r = map.record;
-      const data = {
-        pollSeconds: POLL_SECONDS,
-        labels: { constituency: CONSTITUENCY_LABELS, kind: KIND_LABELS, outcome: OUTCOME_LABELS },
-      };
-      const body = `<section class="hero">
+      const page = { limit: request.query.limit, cursor: request.query.cursor };
+      const key = `page:${page.limit ?? ""}:${page.cursor ?? ""}`;
+      const cached = await documents.cache.get(key, await documents.version(now), async () => ({
+        type: HTML_TYPE,
+        body: await olympiadHtml(now, page),
+      }));
+      return sendCached(request, reply, cached);
+    },
+  );
+
+  app.get(
+    "/olympiad/proposals/:id",
+    {
+      schema: {
+        summary: "One olympiad proposal: its whole text and its weighted tally (HTML)",
+        tags: ["web"],
+        params: z.object({ id: idText(100) }),
+        response: { 200: z.string() },
+      },
+    },
+    async (request, reply) => {
+      const now = documents.now();
+      const id = request.params.id;
+      const cached = await documents.cache.get(`proposal-page:${id}`, await documents.version(now), async () => ({
+        type: HTML_TYPE,
+        body: proposalPageHtml(await governance.proposal(id)),
+      }));
+      return sendCached(request, reply, cached);
+    },
+  );
+
+  async function olympiadHtml(now: Date, page: { limit?: number | undefined; cursor?: string | undefined }) {
+    const [map, proposals] = await Promise.all([documents.machineMap(now), governance.proposalsView(page)]);
+    const product = catalog.resolve(ENTRY_SKU);
+    const r = map.record;
+    const data = {
+      pollSeconds: POLL_SECONDS,
+      proposalsQuery: pageQuery(page),
+      firstPage: !page.cursor,
+      labels: { constituency: CONSTITUENCY_LABELS, kind: KIND_LABELS, outcome: OUTCOME_LABELS },
+    };
+    const body = `<section class="hero">
 <p class="cluster"><span class="badge badge-ok">${e(cap(r.status))}</span> <span class="badge">Season ${e(r.season.year)}</span> <span class="badge">${e(PHASE_LABELS[r.season.phase] ?? r.season.phase)}</span></p>
 <h1>${e(r.name)}</h1>
 <p class="lead">${e(r.slogan)} ${e(r.mission.description)}</p>
@@ -182,17 +253,32 @@ ${calendarHtml(map, now.getUTCFullYear())}
 ${eventsHtml(map)}
 ${charterHtml(map)}
 ${actionsHtml({ base, registrationOpen: r.season.registration_open, registrationOpens: r.season.registration_opens })}
-${proposalsHtml(proposals)}
+${proposalsHtml(proposals, page)}
 <script type="application/json" id="olympiad-data">${jsonForScript(data)}</script>`;
-      return sendPage(reply, 200, {
-        title: `${r.name}: season ${r.season.year}`,
-        description: `${r.short} season ${r.season.year}: calendar, ${map.events.length} events in ${map.families.length} families, entry at $${product.amountUsd}, teams and public weighted votes.`,
-        path: "/olympiad",
-        body,
-        scripts: ["olympiad"],
-      });
-    },
-  );
+    return renderPage({
+      title: `${r.name}: season ${r.season.year}`,
+      description: `${r.short} season ${r.season.year}: calendar, ${map.events.length} events in ${map.families.length} families, entry at $${product.amountUsd}, teams and public weighted votes.`,
+      path: "/olympiad",
+      body,
+      scripts: ["olympiad"],
+    });
+  }
+}
+
+/** /olympiad/proposals/:id: the whole proposal with its tally (voting is on /olympiad, signed in). */
+function proposalPageHtml(p: ProposalView): string {
+  const body = `<p class="small"><a href="/olympiad#proposals">← All proposals</a></p>
+${proposalHtml(p, { whole: true })}
+<p class="small muted">Proposed by <span class="mono">${e(p.proposer_id)}</span> · opened <time datetime="${e(p.opens_at)}">${e(
+    p.opens_at.slice(0, 16).replace("T", " "),
+  )} UTC</time> · JSON: <a href="/api/olympiad/proposals/${e(encodeURIComponent(p.proposal_id))}">/api/olympiad/proposals/${e(p.proposal_id)}</a></p>
+${p.state === "open" ? '<p class="small">Vote on the <a href="/olympiad#take-part">olympiad page</a> once signed in with your participant token, or with <code>POST /api/olympiad {"action":"vote",…}</code>.</p>' : ""}`;
+  return renderPage({
+    title: `Proposal: ${p.title}`,
+    description: `Olympiad proposal ${p.proposal_id} (${KIND_LABELS[p.kind]}): its whole text and weighted tally.`,
+    path: `/olympiad/proposals/${p.proposal_id}`,
+    body,
+  });
 }
 
 /** JSON inside a non-executed <script type="application/json"> block: no "</script>" can close it. */

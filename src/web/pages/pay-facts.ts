@@ -1,7 +1,7 @@
 import type { ProductKind } from "../../catalog/products.js";
 import type { Catalog, Product } from "../../catalog/service.js";
 import type { Config } from "../../config.js";
-import { SUITE_PRICE, usdOfUnits } from "../../jobs/pricing.js";
+import { freeTermsText, SUITE_PRICE, usdOfUnits } from "../../jobs/pricing.js";
 import { cardRailsConfigured } from "../../payments/card/rails.js";
 import { centsToAtomic, X402_HEADERS, x402Rails } from "../../payments/x402/rails.js";
 import { escapeHtml as e } from "../html.js";
@@ -50,10 +50,10 @@ export function paymentLinkFor(config: Config, sku: string): string | undefined 
   return cardRailsConfigured(config).paymentLinks ? link : undefined;
 }
 
-/** One line on the metered suite, from src/jobs/pricing.ts. */
-export function suiteLine(): string {
+/** One line on the metered suite, from src/jobs/pricing.ts and this server's anonymous allowance. */
+export function suiteLine(config: Config): string {
   const p = SUITE_PRICE;
-  return `the first ${p.freeCapGb} GB of every job are free, then $${usdOfUnits(p.unitsPerGbAfterFree)} per GB ($${usdOfUnits(p.unitsPerGbBulk)} per GB beyond ${p.bulkAfterBillableGb} billable GB), at least $${usdOfUnits(p.minPaidUnits)} per paid job`;
+  return `free up to ${freeTermsText(config.suiteFree.anonBytesPerDay)}, then $${usdOfUnits(p.unitsPerGbAfterFree)} per GB ($${usdOfUnits(p.unitsPerGbBulk)} per GB beyond ${p.bulkAfterBillableGb} billable GB), at least $${usdOfUnits(p.minPaidUnits)} per paid job`;
 }
 
 /** The x402 networks of this deployment (spec names), with whether each can settle. */

@@ -1,12 +1,21 @@
 import type { Kysely } from "kysely";
 import { z } from "zod";
+import {
+  decodeCursor,
+  encodeCursor,
+  invalidCursor,
+  type KeysetRequest,
+  pageLimit,
+  pageQuerySchema,
+} from "../../db/paginate.js";
 import type { Database } from "../../db/schema.js";
 import type { App } from "../../http/types.js";
 import { entrantNames } from "../../olympiad/entrant-names.js";
+import { HTML_TYPE, olympiadVersion, PageCache, sendCached } from "../../olympiad/page-cache.js";
 import type { OlympiadRecords, StandingsDocument } from "../../olympiad/records.js";
 import type { StandingRow } from "../../olympiad/standings.js";
 import { escapeHtml as e } from "../html.js";
-import { sendPage } from "../layout.js";
+import { renderPage } from "../layout.js";
 import { standingsChart } from "./standings-chart.js";
 
 /**
@@ -15,9 +24,6 @@ import { standingsChart } from "./standings-chart.js";
  * JavaScript and shows the same chain head: the table, a bar chart of the top entries, the proof
  * hash and how to verify it. Entrants are shown by display name and id (the documents use ids).
  */
-
-/** Seeding rows shown (tryout results; every entrant is in /standings.json). */
-const SEEDING_SHOWN = 50;
 
 const MEDAL_LABEL = { gold: "Gold", silver: "Silver", bronze: "Bronze" } as const;
 
@@ -74,40 +80,85 @@ function proofHtml(doc: StandingsDocument): string {
 </section>`;
 }
 
+/** The seeding rows after the cursor's rank, at most `limit` (a page of the seeding table). */
+function seedingPage(rows: readonly StandingRow[], page: KeysetRequest) {
+  const after = page.cursor ? decodeCursor(page.cursor, 1)[0] : 0;
+  if (typeof after !== "number" || after < 0) throw invalidCursor();
+  const limit = pageLimit(page.limit);
+  const from = rows.filter((r) => r.rank > after);
+  const items = from.slice(0, limit);
+  const last = items.at(-1);
+  return { items, next_cursor: from.length > limit && last ? encodeCursor([last.rank]) : null };
+}
+
+function seedingPager(page: KeysetRequest, next: string | null): string {
+  const q = (cursor?: string) => {
+    const p = new URLSearchParams();
+    if (cursor) p.set("cursor", cursor);
+    if (page.limit !== undefined) p.set("limit", String(page.limit));
+    const s = p.toString();
+    return `/standings${s ? `?${s}` : ""}#seeding`;
+  };
+  const links = [
+    page.cursor ? `<a class="btn" id="seeding-first" href="${e(q())}">First seeding rows</a>` : "",
+    next ? `<a class="btn" id="seeding-more" rel="next" href="${e(q(next))}">More seeding rows</a>` : "",
+  ].filter(Boolean);
+  return links.length ? `<nav class="cluster" aria-label="Seeding pages">${links.join(" ")}</nav>` : "";
+}
+
 export function standingsPages(app: App, deps: { records: OlympiadRecords; db: Kysely<Database> }) {
+  const cache = new PageCache();
   app.get(
     "/standings",
     {
       schema: {
         summary: "The olympiad standings page: table, chart, chain head and how to verify (HTML, no script needed)",
+        description:
+          "The official table is the top 50 (the rules'); the seeding table is paged: `limit` (1-100, default 20) and `cursor`. Built once per data version, with an ETag (304 on a match).",
         tags: ["web"],
+        querystring: pageQuerySchema,
         response: { 200: z.string() },
       },
     },
-    async (_request, reply) => {
-      const doc = await deps.records.standingsDocument();
-      const seeding = doc.seeding.slice(0, SEEDING_SHOWN);
-      const names = await entrantNames(
-        deps.db,
-        [...doc.standings, ...seeding].map((r) => r.entrant),
-      );
-      const nameOf = (id: string) => names.get(id) ?? id;
-      const official = doc.standings.length
-        ? `${standingsChart(doc.standings, nameOf)}
+    async (request, reply) => {
+      const now = deps.records.now();
+      const page = { limit: request.query.limit, cursor: request.query.cursor };
+      if (page.cursor) seedingPage([], page); // 400 invalid_cursor before any work
+      const key = `standings:${page.limit ?? ""}:${page.cursor ?? ""}`;
+      const cached = await cache.get(key, await olympiadVersion(deps.db, now), async () => ({
+        type: HTML_TYPE,
+        body: await standingsHtml(page),
+      }));
+      return sendCached(request, reply, cached);
+    },
+  );
+
+  async function standingsHtml(page: KeysetRequest): Promise<string> {
+    const doc = await deps.records.standingsDocument();
+    const seeded = seedingPage(doc.seeding, page);
+    const seeding = seeded.items;
+    const names = await entrantNames(
+      deps.db,
+      [...doc.standings, ...seeding].map((r) => r.entrant),
+    );
+    const nameOf = (id: string) => names.get(id) ?? id;
+    const official = doc.standings.length
+      ? `${standingsChart(doc.standings, nameOf)}
 ${tableHtml(doc.standings, names, "standings-table", `Top ${doc.standings.length} of ${doc.ranked_total} ranked · ties broken by golds, silvers, bronzes, then who reached the total first on the chain`, true)}`
-        : `<div class="card empty-state" id="standings-empty">
+      : `<div class="card empty-state" id="standings-empty">
 <h2>No official results yet</h2>
 <p>Season ${e(doc.season)} has no official result on the chain yet. Official points come from the ranking quarters (Q1–Q3) once registration is open; tryout results are kept for seeding${
-            doc.seeding.length ? " (below)" : ""
-          }.</p>
+          doc.seeding.length ? " (below)" : ""
+        }.</p>
 <p class="cluster"><a class="btn btn-primary" href="/olympiad">See the olympiad</a> <a class="btn" href="/olympiad#take-part">Register</a></p>
 </div>`;
-      const seedingHtml = seeding.length
-        ? `<section id="seeding" aria-labelledby="seeding-h"><h2 id="seeding-h">Seeding (tryouts)</h2>
+    const seedingHtml = seeding.length
+      ? `<section id="seeding" aria-labelledby="seeding-h"><h2 id="seeding-h">Seeding (tryouts)</h2>
 <p class="small muted">Tryout results count no official points; they may inform seedings.</p>
-${tableHtml(seeding, names, "seeding-table", `${seeding.length} of ${doc.seeding.length} entrants with tryout results`, false)}</section>`
-        : "";
-      const body = `<section class="hero">
+${tableHtml(seeding, names, "seeding-table", `${seeding.length} of ${doc.seeding.length} entrants with tryout results (ranks ${seeding[0]?.rank ?? 0}–${seeding.at(-1)?.rank ?? 0})`, false)}
+${seedingPager(page, seeded.next_cursor)}</section>`
+      : "";
+    const body = `<section class="hero">
 <p class="cluster"><span class="badge">Season ${e(doc.season)}</span> <span class="badge">${e(doc.ranked_total)} ranked</span> <span class="badge">${e(doc.head.seq)} chain entries</span></p>
 <h1>Standings</h1>
 <p class="lead">Official points of the Great Agentic Olympiad, season ${e(doc.season)}: places 1–10 of each event earn ${e(doc.rules.points_table.join("-"))} points times its weight; the top ${e(doc.rules.top_n)} are listed and the first three take the medals.</p>
@@ -115,12 +166,11 @@ ${tableHtml(seeding, names, "seeding-table", `${seeding.length} of ${doc.seeding
 <section id="official" aria-label="Official standings" class="stack">${official}</section>
 ${seedingHtml}
 ${proofHtml(doc)}`;
-      return sendPage(reply, 200, {
-        title: `Standings: season ${doc.season}`,
-        description: `Olympiad standings for season ${doc.season}: ${doc.ranked_total} ranked, medals, and the hash-chain head to verify them.`,
-        path: "/standings",
-        body,
-      });
-    },
-  );
+    return renderPage({
+      title: `Standings: season ${doc.season}`,
+      description: `Olympiad standings for season ${doc.season}: ${doc.ranked_total} ranked, medals, and the hash-chain head to verify them.`,
+      path: "/standings",
+      body,
+    });
+  }
 }
