@@ -4,8 +4,8 @@ import { Piscina } from "piscina";
 import { describe, expect, it } from "vitest";
 import { ByteWriter } from "../../src/codec/format/varint.js";
 import { compressStream, type Level } from "../../src/codec/index.js";
-import { UnitBuffers } from "../../src/jobs/runner.js";
 import { recordHeader, run, transferList, type UnitReply } from "../../src/jobs/segment-job.js";
+import { UnitBuffers } from "../../src/jobs/units.js";
 import { bundleModule } from "../../src/threads/bundle.mjs";
 
 /** what the codec's compressStream writes for `input` cut into `chunk`-byte records */
