@@ -2,11 +2,10 @@ import { randomBytes } from "node:crypto";
 import fs from "node:fs";
 import os from "node:os";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { nowIso } from "../../src/db/database.js";
 import { jobKeys } from "../../src/jobs/storage/types.js";
 import { jobStore } from "../../src/jobs/store.js";
-import type { QuoteRow } from "../../src/jobs/tables.js";
 import { type TestApp, testApp } from "../support/app.js";
+import { freeJob } from "../support/jobs.js";
 
 /**
  * Issue #21 item 3: new uploads are refused with 507 insufficient_storage while the free disk
@@ -43,32 +42,7 @@ describe("the disk floor of uploads", () => {
     return `http://127.0.0.1:${addr.port}`;
   };
 
-  async function newJob(t: TestApp, bytes: number) {
-    const db = t.app.services.db.kysely;
-    const at = nowIso();
-    const quote: QuoteRow = {
-      id: `qt_disk_${randomBytes(6).toString("hex")}`,
-      product: "auto",
-      data_class: "text",
-      op: "compress",
-      level: "fast",
-      bytes,
-      billable_bytes: 0,
-      free_bytes: bytes,
-      amount_units: "0",
-      amount_cents: 0,
-      tiers: "[]",
-      identity_id: null,
-      email: null,
-      state: "open",
-      job_id: null,
-      created_at: at,
-      expires_at: new Date(Date.now() + 3600_000).toISOString(),
-    };
-    await jobStore.insertQuote(db, quote);
-    const { job, token } = await t.app.services.jobs.createFromQuote(quote, { by: "free", ref: null });
-    return { job, auth: { Authorization: `Bearer ${token}` } };
-  }
+  const newJob = (t: TestApp, bytes: number) => freeJob(t.app, bytes);
 
   it("the threshold is above the disk's free space", () => {
     const st = fs.statfsSync(low.app.services.config.dataDir, { bigint: true });

@@ -8,9 +8,10 @@ import type { App } from "../../src/http/types.js";
 import { JobRetention, tusSpoolDir } from "../../src/jobs/retention.js";
 import { jobKeys, type ObjectStore } from "../../src/jobs/storage/types.js";
 import { jobStore } from "../../src/jobs/store.js";
-import type { JobRow, QuoteRow } from "../../src/jobs/tables.js";
+import type { JobRow } from "../../src/jobs/tables.js";
 import { appOn } from "../support/app.js";
 import { type Engine, freshDatabase } from "../support/databases.js";
+import { freeJob } from "../support/jobs.js";
 import { startS3rver, type TestS3 } from "../support/s3rver.js";
 
 /**
@@ -38,7 +39,7 @@ describe.each(CASES)("job data retention: $store store, $engine", ({ store, engi
   let db: Db;
   let storage: ObjectStore;
   let dataDir: string;
-  let seq = 0;
+  const _seq = 0;
 
   beforeAll(async () => {
     s3 = store === "s3" ? await startS3rver() : undefined;
@@ -75,31 +76,7 @@ describe.each(CASES)("job data retention: $store store, $engine", ({ store, engi
       ...over,
     });
 
-  async function newJob(bytes = 10_000): Promise<{ job: JobRow; auth: Record<string, string> }> {
-    const at = nowIso();
-    const quote: QuoteRow = {
-      id: `qt_ret_${store}_${engine}_${++seq}_${randomBytes(4).toString("hex")}`,
-      product: "auto",
-      data_class: "text",
-      op: "compress",
-      level: "fast",
-      bytes,
-      billable_bytes: 0,
-      free_bytes: bytes,
-      amount_units: "0",
-      amount_cents: 0,
-      tiers: "[]",
-      identity_id: null,
-      email: null,
-      state: "open",
-      job_id: null,
-      created_at: at,
-      expires_at: new Date(Date.now() + HOUR).toISOString(),
-    };
-    await jobStore.insertQuote(db.kysely, quote);
-    const { job, token } = await t.app.services.jobs.createFromQuote(quote, { by: "free", ref: null });
-    return { job, auth: { Authorization: `Bearer ${token}` } };
-  }
+  const newJob = (bytes = 10_000) => freeJob(t.app, bytes);
 
   /** a done job with an input and two segment outputs, ended at `finishedAt` */
   async function doneJob(finishedAt: number): Promise<{ job: JobRow; auth: Record<string, string> }> {

@@ -9,9 +9,10 @@ import { parseRange } from "../../src/jobs/routes.js";
 import type { JobScheduler } from "../../src/jobs/service.js";
 import { jobKeys } from "../../src/jobs/storage/types.js";
 import { jobStore } from "../../src/jobs/store.js";
-import type { JobRow, QuoteRow } from "../../src/jobs/tables.js";
+import type { JobRow } from "../../src/jobs/tables.js";
 import { type TestApp, testApp } from "../support/app.js";
 import type { Engine } from "../support/databases.js";
+import { freeJob } from "../support/jobs.js";
 import { startS3rver, type TestS3 } from "../support/s3rver.js";
 
 const MiB = 1024 * 1024;
@@ -109,7 +110,7 @@ describe.each(CASES)("suite job uploads and downloads: $store store, $engine", (
   let t: TestApp;
   let base: string;
   let scheduled: JobRow[];
-  let quoteSeq = 0;
+  const _quoteSeq = 0;
 
   beforeAll(async () => {
     s3 = store === "s3" ? await startS3rver() : undefined;
@@ -138,33 +139,7 @@ describe.each(CASES)("suite job uploads and downloads: $store store, $engine", (
     expect(t.app.services.storage.kind).toBe(store);
   });
 
-  async function newJob(bytes: number): Promise<{ job: JobRow; token: string; auth: Record<string, string> }> {
-    const db = t.app.services.db.kysely;
-    const at = nowIso();
-    const quote: QuoteRow = {
-      id: `qt_test_${store}_${engine}_${++quoteSeq}_${randomBytes(4).toString("hex")}`,
-      product: "auto",
-      data_class: "text",
-      op: "compress",
-      level: "balanced",
-      bytes,
-      billable_bytes: 0,
-      free_bytes: bytes,
-      amount_units: "0",
-      amount_cents: 0,
-      tiers: "[]",
-      identity_id: null,
-      email: null,
-      state: "open",
-      job_id: null,
-      created_at: at,
-      expires_at: new Date(Date.now() + 3600_000).toISOString(),
-    };
-    await jobStore.insertQuote(db, quote);
-    const { job, token } = await t.app.services.jobs.createFromQuote(quote, { by: "free", ref: null });
-    if (!token) throw new Error("no token");
-    return { job, token, auth: { Authorization: `Bearer ${token}` } };
-  }
+  const newJob = (bytes: number) => freeJob(t.app, bytes, "balanced");
 
   const jobRow = async (id: string) => {
     const row = await jobStore.job(t.app.services.db.kysely, id);

@@ -1,5 +1,7 @@
 import { createHash, randomBytes } from "node:crypto";
-import type { JobRow } from "../../src/jobs/tables.js";
+import type { App } from "../../src/http/types.js";
+import { jobStore } from "../../src/jobs/store.js";
+import type { JobRow, QuoteRow } from "../../src/jobs/tables.js";
 
 /**
  * A suite job row for tests that drive the runner or the transfers without the HTTP API: a free
@@ -40,4 +42,40 @@ export function jobRow(fields: Partial<JobRow> = {}): JobRow {
     purged_at: null,
     ...fields,
   };
+}
+
+/**
+ * A free job bought through the app's own services, as `POST /api/x402-suite` would within the
+ * free cap: an open free quote of `bytes` (level `level`) stored, then its job created. Returns the
+ * job, its token and the Authorization header that opens it.
+ */
+export async function freeJob(
+  app: App,
+  bytes: number,
+  level: QuoteRow["level"] = "fast",
+): Promise<{ job: JobRow; token: string; auth: Record<string, string> }> {
+  const at = new Date().toISOString();
+  const quote: QuoteRow = {
+    id: `qt_test_${randomBytes(8).toString("hex")}`,
+    product: "auto",
+    data_class: "text",
+    op: "compress",
+    level,
+    bytes,
+    billable_bytes: 0,
+    free_bytes: bytes,
+    amount_units: "0",
+    amount_cents: 0,
+    tiers: "[]",
+    identity_id: null,
+    email: null,
+    state: "open",
+    job_id: null,
+    created_at: at,
+    expires_at: new Date(Date.now() + 3_600_000).toISOString(),
+  };
+  await jobStore.insertQuote(app.services.db.kysely, quote);
+  const { job, token } = await app.services.jobs.createFromQuote(quote, { by: "free", ref: null });
+  if (!token) throw new Error("no job token");
+  return { job, token, auth: { Authorization: `Bearer ${token}` } };
 }
