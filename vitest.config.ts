@@ -48,6 +48,7 @@ const STORAGE = [
   "test/jobs/early-coding-http.test.ts",
   "test/jobs/free-budget.test.ts",
   "test/jobs/queue.contract.test.ts",
+  "test/jobs/free-turns.test.ts",
   "test/jobs/priority.test.ts",
   "test/jobs/retention.test.ts",
   "test/jobs/tus-locker.test.ts",

@@ -10,6 +10,7 @@ import { nowIso } from "../db/database.js";
 import type { Database } from "../db/schema.js";
 import { Problem } from "../http/problem.js";
 import { bundleModule } from "../threads/bundle.mjs";
+import { freeTurnTaken, nextWaiting, waitingCallers } from "./free-turns.js";
 import {
   JOB_MAX_RECORD_OUTPUT_BYTES,
   OutputExceedsQuote,
@@ -86,6 +87,8 @@ interface SegmentPayload {
 const taskId = (jobId: string, gen: string | null, idx: number) => (gen ? `${jobId}:${gen}:${idx}` : `${jobId}:${idx}`);
 
 const ACTIVE: JobRow["state"][] = ["queued", "running"];
+/** How often a worker looks for free jobs whose caller's turn is free but that nobody woke. */
+const WAKE_INTERVAL_MS = 60_000;
 /** states in which a job's segments may run: its input is complete, or arriving (coded early) */
 const RUNNABLE: JobRow["state"][] = ["uploading", ...ACTIVE];
 
@@ -123,6 +126,7 @@ export class JobRunner implements JobScheduler {
   private readonly log: (line: string) => void;
   private piscina: Piscina | undefined;
   private working = false;
+  private wakeTimer: NodeJS.Timeout | undefined;
   /**
    * A fresh quote for a refused decompress job's declared output (same product, data class, level,
    * identity): set by the composition root from the quote service; a process without it (a
@@ -152,10 +156,15 @@ export class JobRunner implements JobScheduler {
     });
     this.working = true;
     void this.recover().catch((err) => this.log(`recovery failed: ${errorMessage(err)}`));
+    this.wakeTimer = setInterval(() => {
+      void this.wakeWaiting().catch((err) => this.log(`waiting free jobs not started: ${errorMessage(err)}`));
+    }, WAKE_INTERVAL_MS);
+    this.wakeTimer.unref();
   }
 
   /** Stops taking segments; running ones get `graceMs` to finish, then go back to the queue. */
   async stop(opts: { graceMs?: number; abandon?: boolean } = {}): Promise<void> {
+    clearInterval(this.wakeTimer);
     await this.queue.stop(opts);
     this.working = false;
     const pool = this.piscina;
@@ -181,6 +190,11 @@ export class JobRunner implements JobScheduler {
   async schedule(job: JobRow): Promise<void> {
     const current = await jobStore.job(this.db, job.id);
     if (!current || !ACTIVE.includes(current.state)) return;
+    // a free job waits while another free job of its caller has the turn (free-turns.ts)
+    if (current.segments_total === 0 && (await freeTurnTaken(this.db, current))) {
+      this.log(`job ${job.id}: waits for the free job of its caller that is running`);
+      return;
+    }
     const gen = current.upload_gen;
     let segments = await jobStore.segments(this.db, job.id);
     if (current.segments_total === 0) {
@@ -292,6 +306,7 @@ export class JobRunner implements JobScheduler {
   private async planEarly(jobId: string, gen: string, idx: number, size: number): Promise<void> {
     const job = await jobStore.job(this.db, jobId);
     if (job?.state !== "uploading" || job.upload_gen !== gen) return; // sent again meanwhile
+    if (await freeTurnTaken(this.db, job)) return; // the caller's other free job runs first
     const inserted = await this.db
       .insertInto("job_segments")
       .values({
@@ -619,10 +634,32 @@ export class JobRunner implements JobScheduler {
       started_at: job.started_at ?? at,
       finished_at: at,
     });
-    if (won)
+    if (won) {
       this.log(
         `job ${jobId} done: ${job.op} ${Number(job.bytes_in)} → ${bytes} bytes in ${segments.length} segment(s)`,
       );
+      await this.wakeNext(job);
+    }
+  }
+
+  /** A free job ended: the next waiting free job of its caller gets the turn (free-turns.ts). */
+  private async wakeNext(job: Pick<JobRow, "id" | "paid_by" | "caller">): Promise<void> {
+    if (job.paid_by !== "free" || !job.caller) return;
+    try {
+      const next = await nextWaiting(this.db, job.caller);
+      if (next) await this.schedule(next);
+    } catch (err) {
+      // not lost: the periodic pass (wakeWaiting) plans it
+      this.log(`job ${job.id}: the next free job of its caller not started yet: ${errorMessage(err)}`);
+    }
+  }
+
+  /** Plans every free job left waiting although its caller's turn is free (a lost wake-up). */
+  async wakeWaiting(): Promise<void> {
+    for (const caller of await waitingCallers(this.db)) {
+      const next = await nextWaiting(this.db, caller);
+      if (next) await this.schedule(next);
+    }
   }
 
   /** The queue's final failure of a segment: the segment and its job fail (once). */
@@ -654,7 +691,11 @@ export class JobRunner implements JobScheduler {
       error_detail: detail.slice(0, 2000),
       finished_at: at,
     });
-    if (won) this.log(`job ${jobId} failed (${code}): ${detail}`);
+    if (won) {
+      this.log(`job ${jobId} failed (${code}): ${detail}`);
+      const ended = await jobStore.job(this.db, jobId);
+      if (ended) await this.wakeNext(ended);
+    }
     if (attempts > 0) {
       await this.db
         .updateTable("jobs")
