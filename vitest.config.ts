@@ -57,6 +57,7 @@ const STORAGE = [
   "test/olympiad/governance.test.ts",
   "test/olympiad/pagination.test.ts",
   "test/olympiad/participants.test.ts",
+  "test/olympiad/registration-budget.test.ts",
   "test/olympiad/records.test.ts",
   "test/olympiad/teams.test.ts",
   "test/olympiad/agent-proof.test.ts",

@@ -313,6 +313,13 @@ try {
     ADMIN_TOKEN: `load-${randomBytes(16).toString("hex")}`,
     CONTACT_EMAIL: "ops@load.invalid",
     RATE_LIMIT_ENABLED: "false",
+    // one loopback client stands for many: the per-IP budgets of free surfaces are off too
+    // (docs/limits.md "What a stranger can take for free"), as the per-minute limits are
+    IDENTITY_ISSUE_PER_IP_PER_DAY: "0",
+    OLYMPIAD_REGISTRATIONS_PER_IP_PER_DAY: "0",
+    SUITE_ANON_FREE_BYTES_PER_DAY: "100000000000",
+    SUITE_FREE_QUEUED_PER_CALLER: "1000",
+    SUITE_FREE_RUNNING_PER_CALLER: "100",
     PAY_TO_BASE: sellerBase,
     BASE_RPC_URL: anvil.rpcUrl,
     X402_EVM_FACILITATOR_KEY: gas.key,

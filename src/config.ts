@@ -237,6 +237,7 @@ const envSchema = z.object({
   OLYMPIAD_MAX_OPEN_PROPOSALS_PER_TEAM: intIn(0, 1_000_000, 3),
   OLYMPIAD_MAX_OPEN_PROPOSALS_PER_PARTICIPANT: intIn(0, 1_000_000, 3),
   OLYMPIAD_AGENT_CHALLENGE_TTL_SECONDS: intIn(30, 3600, 300),
+  OLYMPIAD_REGISTRATIONS_PER_IP_PER_DAY: optionalIntIn(0, 1_000_000),
 });
 
 export type Env = z.infer<typeof envSchema>;
@@ -389,6 +390,8 @@ export interface Config {
     maxOpenProposalsPerTeam: number;
     maxOpenProposalsPerParticipant: number;
     agentChallengeTtlSeconds: number;
+    /** olympiad registrations per client IP (IPv6: /64) per UTC day; 0 = no daily limit */
+    registrationsPerIpPerDay: number;
   };
 }
 
@@ -610,6 +613,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       maxOpenProposalsPerTeam: e.OLYMPIAD_MAX_OPEN_PROPOSALS_PER_TEAM,
       maxOpenProposalsPerParticipant: e.OLYMPIAD_MAX_OPEN_PROPOSALS_PER_PARTICIPANT,
       agentChallengeTtlSeconds: e.OLYMPIAD_AGENT_CHALLENGE_TTL_SECONDS,
+      registrationsPerIpPerDay: e.OLYMPIAD_REGISTRATIONS_PER_IP_PER_DAY ?? (nodeEnv === "test" ? 0 : 10),
     },
   };
 }

@@ -176,6 +176,8 @@ export async function buildServices(options: ServiceOptions): Promise<Services> 
   const participants = new Participants(db.kysely, {
     baseUrl: config.baseUrl,
     challengeTtlSeconds: config.olympiadGovernance.agentChallengeTtlSeconds,
+    registrationsPerIpPerDay: config.olympiadGovernance.registrationsPerIpPerDay,
+    ipKey: keys.identityToken,
   });
   const olympiadEntry = new OlympiadEntry(db.kysely, { config, catalog, orders, x402 });
   const teams = new Teams(db.kysely, config);

@@ -12,6 +12,7 @@ import type { CardTables } from "../payments/card/tables.js";
 import type { ClaimTables } from "../payments/manual/tables.js";
 import type { X402Tables } from "../payments/x402/tables.js";
 import type { HashChainTables } from "./hash-chain-tables.js";
+import type { IpDailyTables } from "./ip-daily.js";
 import type { SettingsTables } from "./settings.js";
 
 export interface Database
@@ -25,4 +26,5 @@ export interface Database
     JobTables,
     OlympiadTables,
     HashChainTables,
-    RateLimitTables {}
+    RateLimitTables,
+    IpDailyTables {}

@@ -1,9 +1,9 @@
 import { createHash, createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import type { Kysely } from "kysely";
+import { countToday, type DailyBudget } from "../db/ip-daily.js";
 import type { Database } from "../db/schema.js";
-import { clientIpHash, dayOf, secondsToNextUtcDay } from "../http/client-ip.js";
+import { clientIpHash } from "../http/client-ip.js";
 import { Problem } from "../http/problem.js";
-import type { Executor } from "../orders/store.js";
 import { identityStore } from "./store.js";
 import type { IdentityRow } from "./tables.js";
 
@@ -18,7 +18,7 @@ import type { IdentityRow } from "./tables.js";
  * Issuing is limited per client IP per UTC day (IDENTITY_ISSUE_PER_IP_PER_DAY, default 3; on top of
  * the per-minute rate limit): an identity carries 100 GB of free suite volume a month, so fresh
  * identities must not be free for the asking. The count lives in the database
- * (`identity_issuance`, one row per keyed IP hash and day, incremented in the transaction that
+ * (`ip_daily_counts`, scope `join-work`: src/db/ip-daily.ts, incremented in the transaction that
  * inserts the identity), so it holds across instances sharing one PostgreSQL. Over it: 429
  * `identity_daily_limit` with Retry-After (seconds to the next UTC midnight). Renewing is not issuing.
  */
@@ -52,9 +52,6 @@ export interface IdentityLimits {
   perIpPerDay: number;
 }
 
-/** Issuance rows older than this many days are deleted when a new day's row is made. */
-const ISSUANCE_KEEP_DAYS = 2;
-
 export class IdentityService {
   constructor(
     private readonly db: Kysely<Database>,
@@ -63,6 +60,17 @@ export class IdentityService {
     private readonly now: () => Date = () => new Date(),
     private readonly limits: IdentityLimits = { perIpPerDay: 0 },
   ) {}
+
+  /** The daily budget of identities per client IP (IDENTITY_ISSUE_PER_IP_PER_DAY). */
+  private budget(): DailyBudget {
+    return {
+      scope: "join-work",
+      limit: this.limits.perIpPerDay,
+      code: "identity_daily_limit",
+      message: (limit) =>
+        `At most ${limit} identities are issued per IP per day (UTC); try again after midnight UTC, or renew an identity you have with POST /api/join-work/renew.`,
+    };
+  }
 
   private tokenHash(token: string): string {
     return createHmac("sha256", this.tokenKey).update(token, "utf8").digest("hex");
@@ -97,37 +105,13 @@ export class IdentityService {
     const ip = client.ip?.trim();
     if (this.limits.perIpPerDay > 0 && ip) {
       await this.db.transaction().execute(async (trx) => {
-        await this.countIssue(trx, clientIpHash(this.tokenKey, ip), at);
+        await countToday(trx, this.budget(), clientIpHash(this.tokenKey, ip), at);
         await identityStore.insert(trx, row);
       });
     } else {
       await identityStore.insert(this.db, row);
     }
     return { identity_id: row.id, token, token_type: "Bearer", expires_at: row.expires_at, access: "freemium" };
-  }
-
-  /**
-   * Counts one issuance for an IP today (an atomic upsert: concurrent ones queue on the row) and
-   * refuses past the limit; the refusal rolls the count back with the transaction.
-   */
-  private async countIssue(trx: Executor, ipHash: string, at: Date): Promise<void> {
-    const day = dayOf(at);
-    const count = await identityStore.countIssue(trx, ipHash, day, at.toISOString());
-    const limit = this.limits.perIpPerDay;
-    if (count > limit) {
-      const retry = secondsToNextUtcDay(at);
-      throw new Problem(
-        429,
-        "identity_daily_limit",
-        `At most ${limit} identities are issued per IP per day (UTC); try again after midnight UTC, or renew an identity you have with POST /api/join-work/renew.`,
-        { limit, retry_after: retry },
-        { "Retry-After": String(retry) },
-      );
-    }
-    if (count === 1) {
-      const keep = dayOf(new Date(at.getTime() - ISSUANCE_KEEP_DAYS * 86_400_000));
-      await identityStore.pruneIssuance(trx, keep);
-    }
   }
 
   /** A new token for the holder of the seed phrase; the previous token stops working. */

@@ -30,25 +30,4 @@ export const identityStore = {
       .executeTakeFirst();
     return Number(r.numUpdatedRows) === 1;
   },
-
-  /** Adds one to an IP's issuance count of a day (insert or increment, atomically) and returns it. */
-  async countIssue(db: Executor, ipHash: string, day: string, at: string): Promise<number> {
-    const r = await db
-      .insertInto("identity_issuance")
-      .values({ ip_hash: ipHash, day, count: 1, updated_at: at })
-      .onConflict((oc) =>
-        oc.columns(["ip_hash", "day"]).doUpdateSet((eb) => ({
-          count: eb(eb.ref("identity_issuance.count"), "+", 1),
-          updated_at: at,
-        })),
-      )
-      .returning("count")
-      .executeTakeFirstOrThrow();
-    return Number(r.count);
-  },
-
-  /** Deletes issuance counts of days before `day` (YYYY-MM-DD). */
-  async pruneIssuance(db: Executor, day: string): Promise<void> {
-    await db.deleteFrom("identity_issuance").where("day", "<", day).execute();
-  },
 };

@@ -14,17 +14,6 @@ export interface IdentityRow {
   updated_at: string;
 }
 
-/** Identities issued per client IP per UTC day (the IDENTITY_ISSUE_PER_IP_PER_DAY limit). */
-export interface IdentityIssuanceRow {
-  /** keyed hash of the client IP (src/http/client-ip.ts); never the IP */
-  ip_hash: string;
-  /** UTC day: YYYY-MM-DD */
-  day: string;
-  count: number;
-  updated_at: string;
-}
-
 export interface IdentityTables {
   identities: IdentityRow;
-  identity_issuance: IdentityIssuanceRow;
 }

@@ -62,7 +62,7 @@ export function createMcpServer(deps: McpDeps, caller?: McpCaller): McpServer {
   registerStoreTools(server, deps, caller);
   registerBuyTool(server, deps);
   registerCodecTools(server, deps);
-  registerOlympiadTools(server, deps);
+  registerOlympiadTools(server, deps, caller);
   registerResources(server, deps);
   return server;
 }

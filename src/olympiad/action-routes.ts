@@ -72,7 +72,7 @@ export function olympiadActionRoutes(app: App, deps: OlympiadActionDeps) {
           "Olympiad actions: register, agent_challenge, enter, bind_order, bind_identity, intent, team, propose, vote",
         description: [
           `The body's \`action\` selects its schema (${OLYMPIAD_ACTIONS.join(", ")}); an unknown action is a 400 naming the valid ones.`,
-          "`register` (no credential) answers 201 with `participant_id` and `participant_token` (shown once, stored hashed). `agent_challenge` (no credential) answers a single-use nonce and the message whose wallet signature, sent as `agent_proof` in `register`, proves the agent id (proven ids are unique; an unproven `agent_id` is a self-asserted label). Every other action needs `Authorization: Bearer <participant_token>` (401 `participant_token_required` / `participant_token_invalid`).",
+          "`register` (no credential) answers 201 with `participant_id` and `participant_token` (shown once, stored hashed); at most OLYMPIAD_REGISTRATIONS_PER_IP_PER_DAY (default 10) per client IP per UTC day, then 429 `registration_daily_limit`. `agent_challenge` (no credential) answers a single-use nonce and the message whose wallet signature, sent as `agent_proof` in `register`, proves the agent id (proven ids are unique; an unproven `agent_id` is a self-asserted label). Every other action needs `Authorization: Bearer <participant_token>` (401 `participant_token_required` / `participant_token_invalid`).",
           "Governance standing (docs/olympiad-governance.md): `propose` and `vote` need an active paid gao-entry order bound to the participant (`enter`, or `bind_order` with its access token, which works before open registration), an operator's appointment, or a join-work identity for the public community: send `X-Identity-Token: <token from POST /api/join-work>` (with `register`, `bind_identity`, `propose` or `vote`; the first binding is permanent). Without standing: 403 `governance_standing_required`.",
           "`enter` needs a paid gao-entry order that you prove you hold: its `access_token` (or `access_url`), or an x402 payment for gao-entry in PAYMENT-SIGNATURE or X-PAYMENT (with an Idempotency-Key) made in this call. Without proof: 402 with the x402 challenge (when configured) and the card checkout link. 202 + Retry-After while an x402 settlement is pending. Before open registration: 409 `registration_not_open` with the date.",
           `\`team\` ops: ${TEAM_OPS.join(", ")}; every op answers the team view with \`eligible\` and \`reasons\` (ratio rule: human and autonomous share each 30-70 %, roster at most 50).`,
@@ -107,7 +107,7 @@ export function olympiadActionRoutes(app: App, deps: OlympiadActionDeps) {
         const { action: _action, ...input } = body;
         const identity = await identityOf(request.headers);
         return reply.code(201).send({
-          ...registrationAnswer(await participants.register(input, identity?.id ?? null), baseUrl),
+          ...registrationAnswer(await participants.register(input, identity?.id ?? null, { ip: request.ip }), baseUrl),
           next: [
             "Keep participant_token: it is shown once. Send it as Authorization: Bearer <participant_token>.",
             'Record an intent: { "action": "intent" }. Enter (paid gao-entry): { "action": "enter", "access_token": "…" } or with an x402 payment header.',

@@ -3,7 +3,9 @@ import { address as solanaAddress } from "@solana/kit";
 import type { Kysely } from "kysely";
 import { getAddress } from "viem";
 import { isUniqueViolation } from "../db/database.js";
+import { countToday, type DailyBudget } from "../db/ip-daily.js";
 import type { Database } from "../db/schema.js";
+import { clientIpHash } from "../http/client-ip.js";
 import { badRequest, conflict, Problem } from "../http/problem.js";
 import type { Executor } from "../orders/store.js";
 import { verifyWalletSignature } from "../payments/wallet-signature.js";
@@ -199,6 +201,10 @@ export interface ParticipantsOptions {
   baseUrl?: string;
   /** how long an agent-id challenge may be used (OLYMPIAD_AGENT_CHALLENGE_TTL_SECONDS, default 300) */
   challengeTtlSeconds?: number;
+  /** registrations per client IP per UTC day (OLYMPIAD_REGISTRATIONS_PER_IP_PER_DAY); 0 or absent: no limit */
+  registrationsPerIpPerDay?: number;
+  /** the key of the client-IP hash (src/http/client-ip.ts) */
+  ipKey?: string;
 }
 
 const DAY_MS = 86_400_000;
@@ -210,7 +216,7 @@ export class Participants {
 
   constructor(
     private readonly db: Kysely<Database>,
-    options: ParticipantsOptions = {},
+    private readonly options: ParticipantsOptions = {},
   ) {
     this.now = options.now ?? (() => new Date());
     this.baseUrl = options.baseUrl ?? "";
@@ -249,7 +255,29 @@ export class Participants {
    * taken); with a valid proof it is proven, unique and bound to the signer (409 `agent_id_taken`
    * when another registration proved it first). `identityId`: a join-work identity to bind.
    */
-  async register(input: RegisterInput, identityId?: string | null): Promise<Registered> {
+  /**
+   * The daily budget of registrations per client IP: a registration is free and gives no standing,
+   * but it is a row; OLYMPIAD_REGISTRATIONS_PER_IP_PER_DAY bounds what one address can write.
+   */
+  private registrationBudget(): DailyBudget {
+    return {
+      scope: "olympiad-register",
+      limit: this.options.registrationsPerIpPerDay ?? 0,
+      code: "registration_daily_limit",
+      message: (limit) =>
+        `At most ${limit} olympiad registrations are accepted per IP per day (UTC); try again after midnight UTC, or use a participant token you have.`,
+    };
+  }
+
+  /**
+   * `client.ip` (the route passes `request.ip`, MCP the caller's address) counts against the daily
+   * budget of registrations; without it (callers inside the service, stdio) nothing is counted.
+   */
+  async register(
+    input: RegisterInput,
+    identityId?: string | null,
+    client: { ip?: string | null } = {},
+  ): Promise<Registered> {
     const name = input.name.trim();
     if (name.length === 0) throw badRequest("name_required", "A name is required (1-80 characters).");
     const agentId = input.agent_id?.trim() || null;
@@ -306,6 +334,10 @@ export class Participants {
         // the nonce is used once: of two registrations with one proof, one gets past this
         if (proof && !(await participantStore.useChallenge(trx, proof.nonce, row.created_at))) {
           throw challengeRefused(await participantStore.challenge(trx, proof.nonce), row.created_at);
+        }
+        const ip = client.ip?.trim();
+        if (ip && this.options.ipKey) {
+          await countToday(trx, this.registrationBudget(), clientIpHash(this.options.ipKey, ip), this.now());
         }
         await participantStore.insert(trx, row);
       });

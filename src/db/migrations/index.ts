@@ -16,6 +16,7 @@ import * as m0011 from "./0011_job_retention.js";
 import * as m0012 from "./0012_governance_standing.js";
 import * as m0013 from "./0013_olympiad_list_indexes.js";
 import * as m0014 from "./0014_rate_limits.js";
+import * as m0015 from "./0015_ip_daily_counts.js";
 
 export const migrations = {
   "0001_foundation": m0001,
@@ -32,4 +33,5 @@ export const migrations = {
   "0012_governance_standing": m0012,
   "0013_olympiad_list_indexes": m0013,
   "0014_rate_limits": m0014,
+  "0015_ip_daily_counts": m0015,
 };

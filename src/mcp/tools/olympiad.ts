@@ -3,12 +3,12 @@ import { plainText } from "../../http/text.js";
 import { registerActionSchema, registerResultSchema } from "../../olympiad/action-schemas.js";
 import { voteActionSchema, voteResultSchema } from "../../olympiad/governance-schemas.js";
 import { registrationAnswer } from "../../olympiad/participants.js";
-import type { McpDeps } from "../deps.js";
+import type { McpCaller, McpDeps } from "../deps.js";
 import { outputOf, run } from "../results.js";
 
 /** olympiad_register, olympiad_vote: the same service calls as POST /api/olympiad's register and vote. */
 
-export function registerOlympiadTools(server: McpServer, deps: McpDeps): void {
+export function registerOlympiadTools(server: McpServer, deps: McpDeps, caller?: McpCaller): void {
   const { participants, governance, identities, config, onError } = deps;
   const identityToken = plainText(300)
     .trim()
@@ -33,7 +33,10 @@ export function registerOlympiadTools(server: McpServer, deps: McpDeps): void {
       run(async () => {
         const identity = identity_token ? await identities.verify(identity_token) : null;
         return {
-          ...registrationAnswer(await participants.register(args, identity?.id ?? null), baseUrl),
+          ...registrationAnswer(
+            await participants.register(args, identity?.id ?? null, { ip: caller?.ip ?? null }),
+            baseUrl,
+          ),
           next: [
             "Keep participant_token: it is shown once and authenticates olympiad_vote (and Authorization: Bearer <participant_token> over HTTP).",
             'Buy an entry with the buy tool (sku gao-entry), then enter over HTTP: POST /api/olympiad { "action": "enter" }.',
