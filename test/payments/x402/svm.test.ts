@@ -136,7 +136,8 @@ describe.each(ENGINES)("x402 on Solana (LiteSVM, mainnet USDC mint) — %s", (en
     const results = await Promise.all(
       Array.from({ length: 20 }, () => post(app, { sku: "gao" }, { "PAYMENT-SIGNATURE": header })),
     );
-    expect(results.every((r) => r.statusCode === 200 || r.statusCode === 202)).toBe(true);
+    const odd = results.filter((r) => r.statusCode !== 200 && r.statusCode !== 202);
+    expect(odd.map((r) => `${r.statusCode} ${r.body.slice(0, 300)}`)).toEqual([]);
     expect(new Set(results.filter((r) => r.statusCode === 200).map((r) => r.json().order_id)).size).toBe(1);
     expect(await countRows(app, "orders")).toBe(orders + 1);
     expect(chain.landed()).toBe(landed + 1);
