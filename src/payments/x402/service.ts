@@ -162,6 +162,20 @@ export class X402Service {
   ): Promise<PurchaseOutcome> {
     // Decoding is local: a malformed proof gets its 400 whatever is configured.
     const proof = parsePaymentHeader(header, this.config.x402.baseChainId);
+    return this.buyProof(item, input, proof, secrets);
+  }
+
+  /**
+   * Pays for one priced item with an already decoded proof, whichever dialect carried it (an x402
+   * payment header, an MPP credential): one ledger, one proof key per on-chain payment, so one
+   * transfer buys one item whichever dialect presents it.
+   */
+  async buyProof(
+    item: PricedItem,
+    input: { email?: string | null | undefined; note?: string | null | undefined },
+    proof: ParsedProof,
+    secrets: BuyerSecrets = {},
+  ): Promise<PurchaseOutcome> {
     const buyer = buyerKey(proof, secrets.idempotencyKey);
     if (!this.configured()) throw notConfigured(this.config);
     const rail = configuredRails(this.config).find((r) => r.chain === proof.chain);
@@ -276,7 +290,12 @@ export class X402Service {
 
   /** What a proof already in the ledger paid for (a retry names the same item), from the header alone. */
   async itemOfProof(header: string): Promise<{ kind: "product" | "quote"; ref: string | null } | undefined> {
-    const row = await this.seenBefore(parsePaymentHeader(header, this.config.x402.baseChainId));
+    return this.itemOfParsedProof(parsePaymentHeader(header, this.config.x402.baseChainId));
+  }
+
+  /** The same for a decoded proof (an MPP credential's). */
+  async itemOfParsedProof(proof: ParsedProof): Promise<{ kind: "product" | "quote"; ref: string | null } | undefined> {
+    const row = await this.seenBefore(proof);
     return row ? { kind: row.item_kind, ref: row.item_ref } : undefined;
   }
 
