@@ -20,6 +20,7 @@ import { OneLineRequestLog } from "./http/request-log.js";
 import { RouteTable } from "./http/route-table.js";
 import type { App } from "./http/types.js";
 import { identityRoutes } from "./identity/routes.js";
+import { suitePricingRecord } from "./jobs/pricing.js";
 import { suitePurchaseRoutes } from "./jobs/purchase-routes.js";
 import { quoteRoutes } from "./jobs/quote-routes.js";
 import { jobRoutes } from "./jobs/routes.js";
@@ -226,7 +227,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
   });
   standingsPages(app, { records: built.olympiadRecords, db: db.kysely });
   // W-E end
-  paymentsMatrixRoutes(app, { config, catalog, routes });
+  paymentsMatrixRoutes(app, { config, catalog, routes, suitePricing: suitePricingRecord() });
   discoveryRoutes(app, { config, catalog, routes });
   identityRoutes(app, { identities });
   engineRoutes(app, { engine, identities });

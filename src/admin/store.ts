@@ -1,3 +1,4 @@
+import type { Executor } from "../db/executor.js";
 import {
   AUDIT_CHAIN,
   auditEntryBody,
@@ -8,7 +9,6 @@ import {
   verifyChain,
 } from "../db/hash-chain.js";
 import { matching, paged } from "../db/paginate.js";
-import type { Executor } from "../orders/store.js";
 import type { AuditRow } from "../orders/tables.js";
 
 export interface AuditChainReport {

@@ -1,6 +1,7 @@
 import type { Kysely, Transaction } from "kysely";
 import { dayOf, secondsToNextUtcDay } from "../http/client-ip.js";
 import { Problem } from "../http/problem.js";
+import type { Executor } from "./executor.js";
 import type { Database } from "./schema.js";
 
 /**
@@ -23,8 +24,6 @@ export interface IpDailyCountRow {
   count: number;
   updated_at: string;
 }
-
-type Executor = Kysely<Database> | Transaction<Database>;
 
 const KEEP_DAYS = 2;
 

@@ -2,6 +2,7 @@ import { DEFAULT_MAX_AMOUNT_PER_PAYMENT } from "@x402/core/client";
 import type { Catalog, Product } from "../catalog/service.js";
 import type { Config } from "../config.js";
 import type { RouteInfo } from "../http/route-table.js";
+import { suitePricingRecord } from "../jobs/pricing.js";
 import type { PaymentsMatrix } from "../payments/matrix/schemas.js";
 import { type HasRoute, paymentsMatrix } from "../payments/matrix/service.js";
 import { type X402Discovery, x402Discovery } from "../payments/x402/discovery.js";
@@ -47,7 +48,7 @@ export function buildContext(sources: ContextSources): DiscoveryContext {
     routes: sources.routes(),
     hasRoute,
     x402: x402Discovery(config, catalog, hasRoute),
-    matrix: paymentsMatrix({ config, catalog, hasRoute }),
+    matrix: paymentsMatrix({ config, catalog, hasRoute, suitePricing: suitePricingRecord() }),
     clientCapCents: dollarsToCents(String(DEFAULT_MAX_AMOUNT_PER_PAYMENT)),
   };
 }

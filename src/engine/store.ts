@@ -1,7 +1,7 @@
 import { sql } from "kysely";
 import { nowIso } from "../db/database.js";
+import type { Executor } from "../db/executor.js";
 import { paged } from "../db/paginate.js";
-import type { Executor } from "../orders/store.js";
 import type { BarrelCountRow, BarrelRow, Direction, PrintRow } from "./tables.js";
 
 /** Data access for the engine's barrel state and prints. No rules here, only queries. */

@@ -1,4 +1,4 @@
-import type { Executor } from "../orders/store.js";
+import type { Executor } from "../db/executor.js";
 import type { IdentityRow } from "./tables.js";
 
 /** Data access for identities. No rules here, only queries. */

@@ -1,6 +1,6 @@
 import { PostgresAdapter, sql } from "kysely";
+import type { Executor } from "../db/executor.js";
 import { Problem } from "../http/problem.js";
-import type { Executor } from "../orders/store.js";
 import { BYTES_PER_GB } from "./pricing.js";
 import type { JobState, QuoteRow } from "./tables.js";
 import { toBigInt } from "./usage.js";

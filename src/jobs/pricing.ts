@@ -48,6 +48,15 @@ export const SUITE_PRICE = {
   firstPaidEgressRefUnitsPerGb: 90_000n,
 } as const;
 
+/** The same prices in cents, for the payments matrix (derived from the USDC-unit integers above). */
+export const SUITE_PRICING = {
+  freeCapGb: Number(SUITE_PRICE.freeCapGb),
+  centsPerGbAfterFree: Number(SUITE_PRICE.unitsPerGbAfterFree / UNITS_PER_CENT),
+  centsPerGbBulk: Number(SUITE_PRICE.unitsPerGbBulk / UNITS_PER_CENT),
+  minPaidCents: Number(SUITE_PRICE.minPaidUnits / UNITS_PER_CENT),
+  firstPaidEgressRefCentsPerGb: Number(SUITE_PRICE.firstPaidEgressRefUnitsPerGb / UNITS_PER_CENT),
+} as const;
+
 /** Free bytes per join-work identity per calendar month (UTC): 100 GB = 10^11 bytes. */
 export const FREE_CAP_BYTES = SUITE_PRICE.freeCapGb * BYTES_PER_GB;
 /** Billable bytes of a job charged at the standard price before bulk starts: 100 GB = 10^11 bytes. */

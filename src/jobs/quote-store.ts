@@ -1,4 +1,4 @@
-import type { Executor } from "../orders/store.js";
+import type { Executor } from "../db/executor.js";
 import { toBigInt } from "./usage.js";
 
 /** Quote queries beyond those of store.ts (insertQuote, quote, quoteTransition). Queries only. */

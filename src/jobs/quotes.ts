@@ -1,10 +1,10 @@
 import { randomBytes } from "node:crypto";
 import type { Kysely } from "kysely";
 import { LEVELS, type Level } from "../codec/index.js";
+import type { Executor } from "../db/executor.js";
 import type { Database } from "../db/schema.js";
 import { clientIpHash, dayOf } from "../http/client-ip.js";
 import { Problem } from "../http/problem.js";
-import type { Executor } from "../orders/store.js";
 import { VERSIONS } from "../versions.js";
 import { FREE_CAP_BYTES, MAX_JOB_BYTES_NUMBER, type PriceTier, priceJob, usdOfUnits } from "./pricing.js";
 import { type QuoteView, SUITE_DATA_CLASSES, SUITE_OPS, SUITE_PRODUCTS, type SuiteRequest } from "./quote-schemas.js";

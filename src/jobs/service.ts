@@ -1,9 +1,9 @@
 import { createHash, createHmac, randomBytes } from "node:crypto";
 import type { Kysely } from "kysely";
 import { nowIso } from "../db/database.js";
+import type { Executor } from "../db/executor.js";
 import type { Database } from "../db/schema.js";
 import { Problem } from "../http/problem.js";
-import type { Executor } from "../orders/store.js";
 import { callerOfQuote } from "./free-admission.js";
 import { jobStore } from "./store.js";
 import type { JobRow, QuoteRow } from "./tables.js";

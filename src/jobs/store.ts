@@ -1,4 +1,4 @@
-import type { Executor } from "../orders/store.js";
+import type { Executor } from "../db/executor.js";
 import type { JobRow, JobSegmentRow, JobState, QuoteRow, QuoteState } from "./tables.js";
 
 /** Data access for quotes, jobs and segments. Queries only; the rules live in the services. */

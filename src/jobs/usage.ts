@@ -1,6 +1,6 @@
 import type { Kysely } from "kysely";
+import type { Executor } from "../db/executor.js";
 import type { Database } from "../db/schema.js";
-import type { Executor } from "../orders/store.js";
 import type { UsageEventRow } from "./tables.js";
 
 /**

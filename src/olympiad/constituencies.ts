@@ -1,4 +1,5 @@
 import type { Kysely, Transaction } from "kysely";
+import type { Executor } from "../db/executor.js";
 import type { Database } from "../db/schema.js";
 import { CONSTITUENCIES, type Constituency, GOVERNANCE_WEIGHTS_BP } from "./governance-weights.js";
 import { checkRatio, memberKind } from "./ratio.js";
@@ -21,8 +22,6 @@ import type { Who } from "./tables.js";
  * A participant holding none of these has no standing: no vote, no proposal. A participant in
  * several votes in the one with the largest weight.
  */
-
-type Executor = Kysely<Database> | Transaction<Database>;
 
 /** The constituencies a participant can hold, largest weight first (ties: the spec's order). */
 export const BY_WEIGHT: readonly Constituency[] = [...CONSTITUENCIES].sort(

@@ -1,11 +1,10 @@
 import type { Kysely, Transaction } from "kysely";
+import type { Executor } from "../db/executor.js";
 import { type KeysetPage, type KeysetRequest, keysetPage } from "../db/paginate.js";
 import type { Database } from "../db/schema.js";
 import type { ProposalRow, RoleRow, VoteRow } from "./tables.js";
 
 /** Reads and writes of proposals, votes and roles (no rules here: see governance.ts). */
-
-type Executor = Kysely<Database> | Transaction<Database>;
 
 export const governanceStore = {
   async insertProposal(db: Executor, row: ProposalRow): Promise<void> {

@@ -3,11 +3,11 @@ import { address as solanaAddress } from "@solana/kit";
 import type { Kysely } from "kysely";
 import { getAddress } from "viem";
 import { isUniqueViolation } from "../db/database.js";
+import type { Executor } from "../db/executor.js";
 import { countToday, type DailyBudget } from "../db/ip-daily.js";
 import type { Database } from "../db/schema.js";
 import { clientIpHash } from "../http/client-ip.js";
 import { badRequest, conflict, Problem } from "../http/problem.js";
-import type { Executor } from "../orders/store.js";
 import { verifyWalletSignature } from "../payments/wallet-signature.js";
 import type { AgentChallengeRow, ParticipantRow, Who } from "./tables.js";
 

@@ -1,4 +1,4 @@
-import type { Executor } from "../orders/store.js";
+import type { Executor } from "../db/executor.js";
 
 /** Read-only lookups the records service needs from the olympiad's other tables. */
 export const recordsStore = {

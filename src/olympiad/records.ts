@@ -1,9 +1,9 @@
 import type { Kysely } from "kysely";
 import type { Config } from "../config.js";
+import type { Executor } from "../db/executor.js";
 import { append, type ChainEntry, type ChainHead, GENESIS_HASH, listAll } from "../db/hash-chain.js";
 import type { Database } from "../db/schema.js";
 import { badRequest, conflict, Problem } from "../http/problem.js";
-import type { Executor } from "../orders/store.js";
 import { VERSIONS } from "../versions.js";
 import { eventById, pointsFor } from "./events.js";
 import { recordsStore } from "./records-store.js";

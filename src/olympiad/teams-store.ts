@@ -1,5 +1,5 @@
 import { sql } from "kysely";
-import type { Executor } from "../orders/store.js";
+import type { Executor } from "../db/executor.js";
 import type { OrderRow } from "../orders/tables.js";
 import type { Composition } from "./ratio.js";
 import { memberKind } from "./ratio.js";

@@ -2,9 +2,9 @@ import { createHash, randomBytes } from "node:crypto";
 import type { Kysely } from "kysely";
 import type { Config } from "../config.js";
 import { isUniqueViolation } from "../db/database.js";
+import type { Executor } from "../db/executor.js";
 import type { Database } from "../db/schema.js";
 import { badRequest, conflict, notFound, Problem } from "../http/problem.js";
-import type { Executor } from "../orders/store.js";
 import { type TeamStanding, teamStanding } from "./constituencies.js";
 import {
   type Composition,

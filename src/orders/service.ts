@@ -2,10 +2,11 @@ import { randomUUID } from "node:crypto";
 import type { Kysely } from "kysely";
 import type { Catalog } from "../catalog/service.js";
 import { isUniqueViolation, nowIso } from "../db/database.js";
+import type { Executor } from "../db/executor.js";
 import { AUDIT_CHAIN, AUDIT_KIND, append as appendToChain, auditEntryBody } from "../db/hash-chain.js";
 import type { Database } from "../db/schema.js";
 import { Problem } from "../http/problem.js";
-import { type Executor, orderStore } from "./store.js";
+import { orderStore } from "./store.js";
 import type { OrderRow, PaymentChain, PaymentReferenceRow } from "./tables.js";
 import { accessToken, hashToken, newLicenseKey, newOrderId } from "./tokens.js";
 

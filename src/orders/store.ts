@@ -1,9 +1,8 @@
 import type { Kysely, Transaction } from "kysely";
+import type { Executor } from "../db/executor.js";
 import { matching, paged } from "../db/paginate.js";
 import type { Database } from "../db/schema.js";
 import type { OrderRow, PaymentReferenceRow } from "./tables.js";
-
-export type Executor = Kysely<Database> | Transaction<Database>;
 
 /** Data access for orders and the audit log. No rules here, only queries. */
 export const orderStore = {

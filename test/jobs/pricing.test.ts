@@ -6,10 +6,10 @@ import {
   FREE_CAP_BYTES,
   MAX_JOB_BYTES,
   priceJob,
+  SUITE_PRICING,
   suitePricingRecord,
   usdOfUnits,
 } from "../../src/jobs/pricing.js";
-import { suitePricingRecord as matrixRecord, SUITE_PRICING } from "../../src/payments/matrix/suite-pricing.js";
 
 const GB = BYTES_PER_GB;
 const MB = BYTES_PER_MB;
@@ -152,7 +152,7 @@ describe("suite pricing (GB = 10^9 bytes, amounts in USDC atomic units)", () => 
       min_paid_cents: 5,
       first_paid_egress_ref_cents_per_gb: 9,
     });
-    expect(matrixRecord()).toEqual(r);
+    expect(suitePricingRecord()).toEqual(r);
     expect(SUITE_PRICING).toEqual({
       freeCapGb: 100,
       centsPerGbAfterFree: 5,

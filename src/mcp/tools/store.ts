@@ -2,6 +2,7 @@ import type { McpServer } from "@modelcontextprotocol/server";
 import { z } from "zod";
 import { catalogEnvelopeFor, productRecord, productRecordSchema } from "../../catalog/routes.js";
 import { plainText } from "../../http/text.js";
+import { suitePricingRecord } from "../../jobs/pricing.js";
 import { quoteRequestSchema, quoteViewSchema } from "../../jobs/quote-schemas.js";
 import { assertNotExpired } from "../../jobs/retention.js";
 import { paymentsMatrixSchema } from "../../payments/matrix/schemas.js";
@@ -66,7 +67,7 @@ export function registerStoreTools(server: McpServer, deps: McpDeps, caller?: Mc
       run(
         () =>
           paymentsMatrix(
-            { config, catalog, hasRoute },
+            { config, catalog, hasRoute, suitePricing: suitePricingRecord() },
             sku === undefined ? undefined : catalog.resolve(sku),
           ) as unknown as Record<string, unknown>,
         onError,

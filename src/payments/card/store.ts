@@ -1,5 +1,5 @@
+import type { Executor } from "../../db/executor.js";
 import { matching, paged } from "../../db/paginate.js";
-import type { Executor } from "../../orders/store.js";
 import type { CardRefundRow, CardSessionRow, CardSessionStatus, WebhookEventRow } from "./tables.js";
 
 /** Data access for card sessions, refunds and webhook events. No rules here, only queries. */

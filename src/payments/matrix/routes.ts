@@ -4,7 +4,7 @@ import type { Config } from "../../config.js";
 import { problemSchema } from "../../http/problem.js";
 import type { RouteTable } from "../../http/route-table.js";
 import type { App } from "../../http/types.js";
-import { paymentsMatrixSchema } from "./schemas.js";
+import { paymentsMatrixSchema, type SuitePricing } from "./schemas.js";
 import { type HasRoute, paymentsMatrix } from "./service.js";
 
 /** A HasRoute backed by the app's route table (read at request time, when every route is registered). */
@@ -12,7 +12,10 @@ export function routeTableLookup(routes: RouteTable): HasRoute {
   return (method, path) => routes.allowedMethods(path).includes(method.toUpperCase());
 }
 
-export function paymentsMatrixRoutes(app: App, deps: { config: Config; catalog: Catalog; routes: RouteTable }) {
+export function paymentsMatrixRoutes(
+  app: App,
+  deps: { config: Config; catalog: Catalog; routes: RouteTable; suitePricing: SuitePricing },
+) {
   const { config, catalog } = deps;
   const hasRoute = routeTableLookup(deps.routes);
   app.get(
@@ -28,7 +31,7 @@ export function paymentsMatrixRoutes(app: App, deps: { config: Config; catalog: 
     async (request, reply) => {
       const product = request.query.sku === undefined ? undefined : catalog.resolve(request.query.sku);
       reply.header("Cache-Control", "public, max-age=60");
-      return paymentsMatrix({ config, catalog, hasRoute }, product);
+      return paymentsMatrix({ config, catalog, hasRoute, suitePricing: deps.suitePricing }, product);
     },
   );
 }

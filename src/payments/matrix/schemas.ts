@@ -32,6 +32,7 @@ export const suitePricingSchema = z.object({
   first_paid_egress_ref_cents_per_gb: z.number().int(),
   note: z.string(),
 });
+export type SuitePricing = z.infer<typeof suitePricingSchema>;
 
 export const railSchema = z.object({
   id: z.enum(RAIL_IDS),

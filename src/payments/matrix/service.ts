@@ -5,8 +5,14 @@ import { checkoutPaymentMethods } from "../card/rails.js";
 import { type ManualRail, type ManualRailId, manualRails, WIRE_TERMS } from "../manual/rails.js";
 import { railReadiness } from "../readiness.js";
 import { centsToAtomic, X402_HEADERS, x402Rails } from "../x402/rails.js";
-import { type MatrixProduct, type PaymentRail, type PaymentsMatrix, RAIL_IDS, type RailId } from "./schemas.js";
-import { suitePricingRecord } from "./suite-pricing.js";
+import {
+  type MatrixProduct,
+  type PaymentRail,
+  type PaymentsMatrix,
+  RAIL_IDS,
+  type RailId,
+  type SuitePricing,
+} from "./schemas.js";
 
 /**
  * The payments matrix: every rail, whether this deployment has it configured, and how to pay
@@ -22,6 +28,8 @@ export interface MatrixDeps {
   config: Config;
   catalog: Catalog;
   hasRoute: HasRoute;
+  /** The metered suite's pricing record (the suite owns its prices: src/jobs/pricing.ts). */
+  suitePricing: SuitePricing;
 }
 
 /** Hosted-checkout method ids Stripe offers when eligible (dynamic payment methods). */
@@ -283,7 +291,7 @@ function rails(deps: MatrixDeps, flags: Flags, product: Product | undefined): Pa
   });
   const wire = manual.get("wire_invoice_ach");
   if (wire) out.push(manualRail(wire, deps, flags, product));
-  const pricing = suitePricingRecord();
+  const pricing = deps.suitePricing;
   out.push({
     id: "suite_metered",
     name: "Metered compression suite jobs",
@@ -366,7 +374,7 @@ export function paymentsMatrix(deps: MatrixDeps, product?: Product): PaymentsMat
     missing_or_optional: all.filter((r) => !r.configured).map((r) => r.id),
     products,
     preferred: { ...PREFERRED },
-    suite_pricing: suitePricingRecord(),
+    suite_pricing: deps.suitePricing,
     manual_crypto:
       "Send the exact USD-equivalent to the rail's payTo, then e-mail the transaction signature or hash plus the SKU (the rail's claim link) to claim access.",
     wire_invoice: `E-mail an invoice request with the SKU, company legal name, billing address and preferred currency. Default terms for approved accounts: ${WIRE_TERMS}.`,

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
+import type { Executor } from "../../db/executor.js";
 import { paged } from "../../db/paginate.js";
-import type { Executor } from "../../orders/store.js";
 import type { PaymentProofRow, ProofState, SettlementAttemptRow } from "./tables.js";
 
 /** Data access for the x402 proof ledger. Queries only; the rules live in service.ts. */

@@ -1,10 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Catalog } from "../../../src/catalog/service.js";
 import { testConfig } from "../../../src/config.js";
+import { suitePricingRecord } from "../../../src/jobs/pricing.js";
 import { RAIL_IDS } from "../../../src/payments/matrix/schemas.js";
 import { configuredFlags, type HasRoute, paymentsMatrix } from "../../../src/payments/matrix/service.js";
 import { type TestApp, testApp } from "../../support/app.js";
 import { BASE_SETTLEMENT, MANUAL_SETTLEMENT, SOLANA_SETTLEMENT } from "../../support/rails.js";
+
+const suitePricing = suitePricingRecord();
 
 const PAY_TO_BASE = "0x1111111111111111111111111111111111111111";
 const PAY_TO_SOLANA = "9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM";
@@ -304,9 +307,12 @@ describe("configuredFlags follows each setting", () => {
 
   it("describes suite steps only for the suite endpoints that are served", () => {
     const suite = (hasRoute: HasRoute) =>
-      paymentsMatrix({ config: testConfig({ PAY_TO_BASE }), catalog: new Catalog(), hasRoute }).rails.find(
-        (r) => r.id === "suite_metered",
-      );
+      paymentsMatrix({
+        config: testConfig({ PAY_TO_BASE }),
+        catalog: new Catalog(),
+        hasRoute,
+        suitePricing,
+      }).rails.find((r) => r.id === "suite_metered");
     expect(suite(none)?.how).toEqual([
       "The suite job endpoints are not served by this deployment yet; the pricing below is what they charge.",
     ]);
@@ -322,6 +328,7 @@ describe("configuredFlags follows each setting", () => {
       config: testConfig({ STRIPE_SECRET_KEY: "sk_test_x", STRIPE_PAYMENT_METHODS: "card,us_bank_account" }),
       catalog: new Catalog(),
       hasRoute: none,
+      suitePricing,
     });
     expect(m.payment_methods).toMatchObject({ mode: "allow_list", methods: ["card", "us_bank_account"] });
     expect(m.rails[0]?.payment_methods).toEqual(["card", "us_bank_account"]);
@@ -332,6 +339,7 @@ describe("configuredFlags follows each setting", () => {
       config: testConfig({ PAY_TO_BASE, ...MANUAL_SETTLEMENT }),
       catalog: new Catalog(),
       hasRoute: none,
+      suitePricing,
     });
     const evm = withContact.rails.find((r) => r.id === "crypto_manual_evm");
     expect(evm?.configured).toBe(true);
