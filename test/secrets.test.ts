@@ -10,11 +10,14 @@ import { OrderService } from "../src/orders/service.js";
 import { SECRETS_FILE, serviceKeys } from "../src/secrets.js";
 import { appOn, testApp } from "./support/app.js";
 import { dataDirOf, ENGINES, freshDatabase } from "./support/databases.js";
+import { grantProduct } from "./support/orders.js";
 
 const mode = (file: string) => fs.statSync(file).mode & 0o777;
 const KEY_A = "a".repeat(40);
 const KEY_I = "i".repeat(40);
 const KEY_P = "p".repeat(40);
+/** An Ed25519 seed (base64url, 32 bytes): the form RECEIPT_SIGNING_KEY takes. */
+const KEY_R = Buffer.alloc(32, 9).toString("base64url");
 
 async function settingsRows(db: Db): Promise<string[]> {
   const rows = await db.kysely.selectFrom("settings").select("key").execute();
@@ -38,11 +41,13 @@ describe.each(ENGINES)("service keys (%s)", (engine) => {
     expect(mode(file)).toBe(0o600);
     expect(mode(dir)).toBe(0o700);
     expect(Object.values(keys).every((k) => k.length >= 32)).toBe(true);
-    expect(new Set(Object.values(keys)).size).toBe(3);
+    expect(new Set(Object.values(keys)).size).toBe(4);
+    expect(keys.receiptSigning).toMatch(/^[A-Za-z0-9_-]{43}$/); // 32 random bytes: an Ed25519 seed
     expect(JSON.parse(fs.readFileSync(file, "utf8"))).toEqual({
       access_token_secret: keys.accessToken,
       identity_token_secret: keys.identityToken,
       dataset_print_secret: keys.datasetPrint,
+      receipt_signing_key: keys.receiptSigning,
     });
     expect(await serviceKeys(config, db.kysely)).toEqual(keys);
     expect(await settingsRows(db)).toEqual([]);
@@ -52,6 +57,7 @@ describe.each(ENGINES)("service keys (%s)", (engine) => {
       accessToken: KEY_A,
       identityToken: keys.identityToken,
       datasetPrint: KEY_P,
+      receiptSigning: keys.receiptSigning,
     });
   });
 
@@ -62,11 +68,13 @@ describe.each(ENGINES)("service keys (%s)", (engine) => {
       ACCESS_TOKEN_SECRET: KEY_A,
       IDENTITY_TOKEN_SECRET: KEY_I,
       DATASET_PRINT_SECRET: KEY_P,
+      RECEIPT_SIGNING_KEY: KEY_R,
     });
     expect(await serviceKeys(config, db.kysely)).toEqual({
       accessToken: KEY_A,
       identityToken: KEY_I,
       datasetPrint: KEY_P,
+      receiptSigning: KEY_R,
     });
     expect(fs.existsSync(path.join(dir, SECRETS_FILE))).toBe(false);
   });
@@ -93,9 +101,15 @@ describe.each(ENGINES)("service keys (%s)", (engine) => {
       ACCESS_TOKEN_SECRET: KEY_A,
       IDENTITY_TOKEN_SECRET: KEY_I,
       DATASET_PRINT_SECRET: KEY_P,
+      RECEIPT_SIGNING_KEY: KEY_R,
     };
     expect(loadConfig(all).env).toBe("production");
-    for (const name of ["ACCESS_TOKEN_SECRET", "IDENTITY_TOKEN_SECRET", "DATASET_PRINT_SECRET"] as const) {
+    for (const name of [
+      "ACCESS_TOKEN_SECRET",
+      "IDENTITY_TOKEN_SECRET",
+      "DATASET_PRINT_SECRET",
+      "RECEIPT_SIGNING_KEY",
+    ] as const) {
       const env: Record<string, string> = { ...all };
       delete env[name];
       let error: unknown;
@@ -133,7 +147,12 @@ describe.each(ENGINES)("service keys (%s)", (engine) => {
         .execute();
       // an order granted by the earlier version, with the key from the table
       const before = new OrderService(t.db.kysely, new Catalog(), "http://lab.test", legacy.access);
-      const { accessUrl } = await before.grant({ proofKey: "test:legacy", sku: "gao", rail: "test", amountCents: 100 });
+      const { accessUrl } = await grantProduct(before, {
+        proofKey: "test:legacy",
+        sku: "gao",
+        rail: "test",
+        amountCents: 100,
+      });
 
       const app = await appOn(t.db, { DATA_DIR: t.dataDir });
       try {

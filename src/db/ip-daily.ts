@@ -1,8 +1,6 @@
-import type { Kysely, Transaction } from "kysely";
 import { dayOf, secondsToNextUtcDay } from "../http/client-ip.js";
 import { Problem } from "../http/problem.js";
 import type { Executor } from "./executor.js";
-import type { Database } from "./schema.js";
 
 /**
  * Per-IP daily budgets of free surfaces (issue #21; docs/limits.md): how many of a thing one

@@ -74,6 +74,8 @@ export interface RunnerOptions {
   log?: (line: string) => void;
   /** test hook: runs before each segment attempt; a throw fails that attempt */
   beforeSegment?: (jobId: string, idx: number, attempt: number) => void | Promise<void>;
+  /** A fresh quote for a refused decompress job's declared output (the quote service's). */
+  requote?: (job: JobRow, bytes: number) => Promise<QuoteView>;
 }
 
 interface SegmentPayload {
@@ -129,15 +131,15 @@ export class JobRunner implements JobScheduler {
   private wakeTimer: NodeJS.Timeout | undefined;
   /**
    * A fresh quote for a refused decompress job's declared output (same product, data class, level,
-   * identity): set by the composition root from the quote service; a process without it (a
-   * `labphi worker`) refuses without one.
+   * identity), from the quote service; a process without it (a `labphi worker`) refuses without one.
    */
-  requote: ((job: JobRow, bytes: number) => Promise<QuoteView>) | undefined;
+  private readonly requote: RunnerOptions["requote"];
 
   constructor(private readonly opts: RunnerOptions) {
     this.db = opts.db;
     this.store = opts.store;
     this.queue = opts.queue;
+    this.requote = opts.requote;
     this.chunkBytes = opts.chunkBytes ?? Math.min(DEFAULT_CHUNK_BYTES, opts.segmentBytes);
     // threads × 2 units on the pool in all, shared by the segments at once: a second segment keeps
     // the threads busy while the first one's last units finish (and its output is written)

@@ -2,7 +2,7 @@ import type { Config } from "../config.js";
 import type { Db } from "../db/database.js";
 import { openTaskQueue } from "./queue/index.js";
 import { JobRetention, tusSpoolDir } from "./retention.js";
-import { JobRunner } from "./runner.js";
+import { JobRunner, type RunnerOptions } from "./runner.js";
 import { type ClosableObjectStore, createObjectStore } from "./storage/index.js";
 
 /**
@@ -43,6 +43,11 @@ export async function buildJobRuntime(options: {
    * cleans its own tus spool; on PostgreSQL one sweeper works at a time, whatever runs it).
    */
   sweep?: boolean;
+  /**
+   * A fresh quote for a refused decompress job's declared output (the quote service's); a process
+   * without it (a `labphi worker`) refuses without one.
+   */
+  requote?: RunnerOptions["requote"];
 }): Promise<JobRuntime> {
   const { config, db, worker } = options;
   const storage = createObjectStore(config);
@@ -55,6 +60,7 @@ export async function buildJobRuntime(options: {
     threads: worker.threads ?? config.jobRunner.workerThreads,
     concurrency: worker.concurrency ?? config.jobRunner.workerConcurrency,
     log: worker.say ?? options.info,
+    ...(options.requote ? { requote: options.requote } : {}),
   });
   if (worker.start) await runner.start();
   const retention = options.sweep

@@ -4,6 +4,7 @@ import { nowIso } from "../db/database.js";
 import type { Executor } from "../db/executor.js";
 import type { Database } from "../db/schema.js";
 import { Problem } from "../http/problem.js";
+import type { Fulfilled, Fulfiller, FulfilmentTable } from "../orders/fulfilment.js";
 import { callerOfQuote } from "./free-admission.js";
 import { jobStore } from "./store.js";
 import type { JobRow, QuoteRow } from "./tables.js";
@@ -63,19 +64,69 @@ export function hashJobToken(token: string): string {
 
 export const toNumber = (v: number | string | bigint | null): number => (v === null ? 0 : Number(v));
 
+/** What a job service works with beside its database (all optional: a test builds one bare). */
+export interface JobServiceDeps {
+  /** Plans a job's segments once its input is complete (the runner). */
+  scheduler?: JobScheduler;
+  /** The usage ledger (the quote service's): records each job's volume. */
+  usage?: Pick<UsageLedger, "record">;
+  /** JOB_RETENTION_HOURS: shown as each ended job's `data_expires_at`. */
+  retentionHours?: number;
+  /** The order core's fulfilment table: a paid quote buys its job through it (registered here). */
+  fulfilment?: Pick<FulfilmentTable, "register">;
+}
+
 export class JobService {
+  /** Replaceable in tests (a scheduler that records instead of planning). */
   scheduler: JobScheduler | undefined;
-  /** The usage ledger (set by the composition root from the quote service). */
-  usage: Pick<UsageLedger, "record"> | undefined;
-  /** JOB_RETENTION_HOURS (set by the composition root): shown as each ended job's `data_expires_at`. */
-  retentionHours: number | undefined;
+  private readonly usage: Pick<UsageLedger, "record"> | undefined;
+  private readonly retentionHours: number | undefined;
 
   constructor(
     private readonly db: Kysely<Database>,
     private readonly baseUrl: string,
     /** Derives job tokens (like access tokens: HMAC of the job id), so a buyer's replay can be answered again. */
     private readonly tokenSecret: string,
-  ) {}
+    deps: JobServiceDeps = {},
+  ) {
+    this.scheduler = deps.scheduler;
+    this.usage = deps.usage;
+    this.retentionHours = deps.retentionHours;
+    deps.fulfilment?.register(this.quoteFulfiller());
+  }
+
+  /** A paid quote buys one job (idempotent per quote); its answer is the job id, token and links. */
+  quoteFulfiller(): Fulfiller {
+    const found = (job: JobRow): Fulfilled => ({ kind: "quote", id: job.id, created: false });
+    return {
+      kind: "quote",
+      reference: "job_id",
+      fulfil: async (item, payment, trx) => {
+        const { jobId, created } = await this.fulfilQuote(item.ref, { by: payment.rail, ref: payment.proofKey }, trx);
+        return { kind: "quote", id: jobId, created };
+      },
+      find: async (item, _payment, db) => {
+        const job = await jobStore.jobByQuote(db, item.ref);
+        return job ? found(job) : undefined;
+      },
+      view: async (id) => {
+        const job = await jobStore.job(this.db, id);
+        if (!job) throw new Problem(404, "job_not_found", `No job ${id}.`);
+        const quote = await jobStore.quote(this.db, job.quote_id);
+        const links = this.links(id);
+        return {
+          job_id: id,
+          job_token: this.tokenFor(id),
+          quote_id: job.quote_id,
+          status_url: links.self,
+          upload_url: links.input,
+          upload_tus: links.upload_tus,
+          output_url: links.output,
+          amount_units: quote?.amount_units ?? "0",
+        };
+      },
+    };
+  }
 
   /** The job token: HMAC(secret, job id). Only its SHA-256 is stored. */
   tokenFor(jobId: string): string {

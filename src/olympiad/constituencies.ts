@@ -1,6 +1,4 @@
-import type { Kysely, Transaction } from "kysely";
 import type { Executor } from "../db/executor.js";
-import type { Database } from "../db/schema.js";
 import { CONSTITUENCIES, type Constituency, GOVERNANCE_WEIGHTS_BP } from "./governance-weights.js";
 import { checkRatio, memberKind } from "./ratio.js";
 import type { Who } from "./tables.js";

@@ -1,4 +1,4 @@
-import type { Kysely, Transaction } from "kysely";
+import type { Transaction } from "kysely";
 import type { Executor } from "../db/executor.js";
 import { type KeysetPage, type KeysetRequest, keysetPage } from "../db/paginate.js";
 import type { Database } from "../db/schema.js";

@@ -6,33 +6,21 @@ import type { Executor } from "../db/executor.js";
 import { AUDIT_CHAIN, AUDIT_KIND, append as appendToChain, auditEntryBody } from "../db/hash-chain.js";
 import type { Database } from "../db/schema.js";
 import { Problem } from "../http/problem.js";
+import {
+  type Fulfilled,
+  FulfilmentTable,
+  type FulfilmentView,
+  type OnChainPayment,
+  type PaymentFacts,
+} from "./fulfilment.js";
+import type { PricedItem } from "./priced-item.js";
+import { productFulfiller } from "./product-fulfiller.js";
 import { orderStore } from "./store.js";
 import type { OrderRow, PaymentChain, PaymentReferenceRow } from "./tables.js";
-import { accessToken, hashToken, newLicenseKey, newOrderId } from "./tokens.js";
+import { accessToken, hashToken } from "./tokens.js";
 
-export interface GrantRequest {
-  /** Canonical, rail-specific proof key (e.g. `evm:8453:<asset>:<from>:<nonce>`, `stripe:cs_…`, `claim:<id>`). */
-  proofKey: string;
-  sku: string;
-  rail: string;
-  amountCents: number;
-  currency?: string;
-  transactionRef?: string | null;
-  email?: string | null;
-  agentId?: string | null;
-  meta?: Record<string, unknown>;
-  /**
-   * The on-chain payment this order is paid by, if any. One on-chain payment buys one order across
-   * every rail: the reference is written in the grant transaction and a second holder gets 409.
-   */
-  payment?: PaymentRefInput;
-}
-
-export interface PaymentRefInput {
-  chain: PaymentChain;
-  tx: string;
-  payer?: string | null;
-}
+/** @deprecated name: the on-chain payment of a purchase (src/orders/fulfilment.ts). */
+export type PaymentRefInput = OnChainPayment;
 
 /** Canonical reference of an on-chain payment: EVM and BTC ids in lower case, Solana signatures as they are. */
 export function paymentRef(chain: PaymentChain, tx: string): { ref: string; tx: string } {
@@ -72,149 +60,75 @@ export interface OrderView {
   revoke_reason: string | null;
 }
 
-export interface Granted {
-  order: OrderRow;
-  /** false when the proof key had already been granted (idempotent replay). */
-  created: boolean;
-  accessUrl: string;
-}
-
-export type GrantListener = (order: OrderRow, db: Executor) => Promise<void>;
-
-/** Creates what a paid quote buys (a suite job), inside the grant transaction; idempotent per quote. */
-export type QuoteFulfiller = (
-  quoteId: string,
-  paid: { by: string; ref: string },
-  db: Executor,
-) => Promise<{ jobId: string; created: boolean }>;
-
-export interface QuoteGrantRequest {
-  /** Canonical proof key of the payment (x402 proof key, `stripe:cs_…`). */
-  proofKey: string;
-  quoteId: string;
-  rail: string;
-  payment?: PaymentRefInput;
-}
-
 /**
  * Orders and entitlements. `grant` is the single function through which every
  * rail (x402, card checkout, payment link, approved claim) creates an order.
  */
 export class OrderService {
-  private readonly listeners: GrantListener[] = [];
-  private quoteFulfiller: QuoteFulfiller | undefined;
-
   constructor(
     private readonly db: Kysely<Database>,
-    private readonly catalog: Catalog,
+    readonly catalog: Catalog,
     private readonly baseUrl: string,
     private readonly tokenSecret: string,
-  ) {}
-
-  /** Runs after an order is created, inside the granting transaction (e.g. olympiad seats). */
-  onGranted(listener: GrantListener): void {
-    this.listeners.push(listener);
-  }
-
-  /** The suite registers how a paid quote becomes a job. */
-  setQuoteFulfiller(fulfiller: QuoteFulfiller): void {
-    this.quoteFulfiller = fulfiller;
-  }
-
-  /**
-   * The quote counterpart of `grant`: a paid quote buys one job, through the same one-payment-one-
-   * fulfilment rule (the on-chain reference is held and bound to the job in the same transaction).
-   */
-  async grantQuote(req: QuoteGrantRequest, trx: Executor): Promise<{ jobId: string; created: boolean }> {
-    if (!this.quoteFulfiller) throw new Error("grantQuote: no quote fulfiller registered");
-    if (req.payment) {
-      const held = await this.holdPayment(req.proofKey, req.rail, req.payment, trx);
-      if (!held) throw paymentAlreadyUsed();
-    }
-    const result = await this.quoteFulfiller(req.quoteId, { by: req.rail, ref: req.proofKey }, trx);
-    if (req.payment) {
-      await orderStore.bindReferenceToJob(
-        trx,
-        paymentRef(req.payment.chain, req.payment.tx).ref,
-        req.proofKey,
-        result.jobId,
-        nowIso(),
-      );
-    }
-    return result;
+    /** What each priced-item kind is fulfilled by: products here, quotes by the jobs (src/jobs/service.ts). */
+    readonly fulfilment: FulfilmentTable = new FulfilmentTable(),
+  ) {
+    fulfilment.register(productFulfiller(catalog, tokenSecret, this));
   }
 
   accessUrl(orderId: string): string {
     return `${this.baseUrl}/access/${accessToken(this.tokenSecret, orderId)}`;
   }
 
+  amountUsd(order: Pick<OrderRow, "amount_cents">): string {
+    return `${Math.trunc(order.amount_cents / 100)}.${String(order.amount_cents % 100).padStart(2, "0")}`;
+  }
+
   /**
-   * Grants exactly one order per proof key. A repeated call with the same proof key
-   * returns the existing order (`created: false`). Pass a transaction to make the grant
-   * part of a larger atomic change (e.g. marking a payment proof settled).
+   * The single function through which every rail (x402, MPP, card checkout, payment link, approved
+   * claim) turns a verified payment into what it bought: the fulfiller of the item's kind runs in one
+   * transaction with the hold of the on-chain payment (one on-chain payment, one fulfilment, across
+   * every rail) and its binding. A repeated grant with the same proof key answers the same
+   * fulfilment (`created: false`). Pass a transaction to join a larger atomic change (a rail marking
+   * its proof granted).
    */
-  async grant(req: GrantRequest, trx?: Executor): Promise<Granted> {
-    const product = this.catalog.resolve(req.sku);
-    if (!Number.isSafeInteger(req.amountCents) || req.amountCents < 0) {
-      throw new Error(`grant: amount must be integer cents, got ${req.amountCents}`);
-    }
-    const run = async (db: Executor): Promise<Granted> => {
-      const existing = await orderStore.byProofKey(db, req.proofKey);
-      if (existing) return { order: existing, created: false, accessUrl: this.accessUrl(existing.id) };
-      const id = newOrderId();
-      const at = nowIso();
-      if (req.payment) {
-        const held = await this.holdPayment(req.proofKey, req.rail, req.payment, db);
+  async grant(item: PricedItem, payment: PaymentFacts, trx?: Executor): Promise<Fulfilled> {
+    const fulfiller = this.fulfilment.for(item.kind);
+    const run = async (db: Executor): Promise<Fulfilled> => {
+      if (payment.onChain) {
+        const held = await this.holdPayment(payment.proofKey, payment.rail, payment.onChain, db);
         if (!held) throw paymentAlreadyUsed();
       }
-      const row: OrderRow = {
-        id,
-        proof_key: req.proofKey,
-        sku: product.sku,
-        amount_cents: req.amountCents,
-        currency: req.currency ?? "usd",
-        rail: req.rail,
-        transaction_ref: req.transactionRef ?? null,
-        email: req.email ?? null,
-        agent_id: req.agentId ?? null,
-        status: "active",
-        access_token_hash: hashToken(accessToken(this.tokenSecret, id)),
-        license_key: product.kind === "license" ? newLicenseKey(product.sku) : null,
-        meta: JSON.stringify(req.meta ?? {}),
-        created_at: at,
-        updated_at: at,
-        revoked_at: null,
-        revoke_reason: null,
-      };
-      const inserted = await orderStore.insertIfAbsent(db, row);
-      if (!inserted) {
-        const winner = await orderStore.byProofKey(db, req.proofKey);
-        if (!winner) throw new Error("grant: conflicting insert vanished");
-        return { order: winner, created: false, accessUrl: this.accessUrl(winner.id) };
+      const result = await fulfiller.fulfil(item, payment, db);
+      if (payment.onChain) {
+        const { ref } = paymentRef(payment.onChain.chain, payment.onChain.tx);
+        await orderStore.bindReference(db, ref, payment.proofKey, fulfiller.reference, result.id, nowIso());
       }
-      if (req.payment)
-        await orderStore.bindReference(db, paymentRef(req.payment.chain, req.payment.tx).ref, req.proofKey, id, at);
-      for (const listener of this.listeners) await listener(row, db);
-      return { order: row, created: true, accessUrl: this.accessUrl(id) };
+      return result;
     };
     if (trx) return run(trx);
     try {
       return await this.db.transaction().execute(run);
     } catch (err) {
-      // A concurrent grant of the same proof won the race on PostgreSQL: read its order.
+      // A concurrent grant of the same proof won the race on PostgreSQL: answer its fulfilment.
       if (isUniqueViolation(err)) {
-        const winner = await orderStore.byProofKey(this.db, req.proofKey);
-        if (winner) return { order: winner, created: false, accessUrl: this.accessUrl(winner.id) };
+        const winner = await fulfiller.find(item, payment, this.db);
+        if (winner) return winner;
       }
       throw err;
     }
+  }
+
+  /** The answer fields of a fulfilment (order id and access URL; job id, token and links). */
+  fulfilmentView(kind: PricedItem["kind"], id: string): Promise<FulfilmentView> {
+    return this.fulfilment.view(kind, id);
   }
 
   /**
    * Reserves an on-chain payment for a holder (an x402 proof key, `claim:<id>`) before its order
    * exists, e.g. while a settlement is in flight. True when the holder has it (now or before).
    */
-  async holdPayment(holder: string, rail: string, payment: PaymentRefInput, db: Executor = this.db): Promise<boolean> {
+  async holdPayment(holder: string, rail: string, payment: OnChainPayment, db: Executor = this.db): Promise<boolean> {
     const { ref, tx } = paymentRef(payment.chain, payment.tx);
     const row: PaymentReferenceRow = {
       ref,
@@ -254,7 +168,7 @@ export class OrderService {
       sku: order.sku,
       name: product?.name ?? order.sku,
       amount_cents: order.amount_cents,
-      amount_usd: `${Math.trunc(order.amount_cents / 100)}.${String(order.amount_cents % 100).padStart(2, "0")}`,
+      amount_usd: this.amountUsd(order),
       currency: order.currency,
       rail: order.rail,
       status: order.status,

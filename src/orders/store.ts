@@ -1,7 +1,5 @@
-import type { Kysely, Transaction } from "kysely";
 import type { Executor } from "../db/executor.js";
 import { matching, paged } from "../db/paginate.js";
-import type { Database } from "../db/schema.js";
 import type { OrderRow, PaymentReferenceRow } from "./tables.js";
 
 /** Data access for orders and the audit log. No rules here, only queries. */
@@ -46,19 +44,18 @@ export const orderStore = {
     return db.selectFrom("payment_references").selectAll().where("ref", "=", ref).executeTakeFirst();
   },
 
-  async bindReference(db: Executor, ref: string, holder: string, orderId: string, at: string): Promise<void> {
+  /** Binds a held reference to what its payment bought (an order, or a job). */
+  async bindReference(
+    db: Executor,
+    ref: string,
+    holder: string,
+    column: "order_id" | "job_id",
+    id: string,
+    at: string,
+  ): Promise<void> {
     await db
       .updateTable("payment_references")
-      .set({ order_id: orderId, granted_at: at })
-      .where("ref", "=", ref)
-      .where("holder", "=", holder)
-      .execute();
-  },
-
-  async bindReferenceToJob(db: Executor, ref: string, holder: string, jobId: string, at: string): Promise<void> {
-    await db
-      .updateTable("payment_references")
-      .set({ job_id: jobId, granted_at: at })
+      .set(column === "order_id" ? { order_id: id, granted_at: at } : { job_id: id, granted_at: at })
       .where("ref", "=", ref)
       .where("holder", "=", holder)
       .execute();

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { testApp } from "../support/app.js";
 import { ENGINES } from "../support/databases.js";
+import { grantProduct } from "../support/orders.js";
 import { ADMIN_TOKEN, type CardHarness, cardHarness } from "../support/stripe/harness.js";
 
 describe("admin authentication", () => {
@@ -51,7 +52,7 @@ describe.each(ENGINES)("admin API on %s", (engine) => {
   beforeAll(async () => {
     h = await cardHarness(engine, { CONTACT_EMAIL: "ops@lab.test" }); // wire claims need a contact address
     for (let i = 0; i < 7; i++) {
-      const { order } = await h.app.services.orders.grant({
+      const { order } = await grantProduct(h.app.services.orders, {
         proofKey: `test:admin:${i}`,
         sku: i % 2 === 0 ? "zrw-pro" : "sponsor",
         rail: "test_rail",

@@ -2,6 +2,7 @@ import { PassThrough } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runCli } from "../../src/cli/main.js";
 import { type TestApp, testApp } from "../support/app.js";
+import { grantProduct } from "../support/orders.js";
 
 /**
  * `note: agent:<id>` on an x402 purchase is the buyer's own word: every place that shows an
@@ -16,14 +17,14 @@ describe("self-asserted agent ids", () => {
   let without: { id: string; url: string };
   beforeAll(async () => {
     t = await testApp("sqlite", { ADMIN_TOKEN: ADMIN });
-    const a = await t.app.services.orders.grant({
+    const a = await grantProduct(t.app.services.orders, {
       proofKey: "agent-label:1",
       sku: "zrw-pro",
       rail: "x402_base_usdc",
       amountCents: 24900,
       agentId: "claude-helper-7",
     });
-    const b = await t.app.services.orders.grant({
+    const b = await grantProduct(t.app.services.orders, {
       proofKey: "agent-label:2",
       sku: "zrw-pro",
       rail: "card_checkout",

@@ -1,6 +1,7 @@
 import { PassThrough } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runCli } from "../../src/cli/main.js";
+import { grantProduct } from "../support/orders.js";
 import { ADMIN_TOKEN, type CardHarness, cardHarness } from "../support/stripe/harness.js";
 
 async function cli(args: string[], env: NodeJS.ProcessEnv) {
@@ -30,7 +31,7 @@ describe("labphi admin (CLI over HTTP against a running service)", () => {
     base = await h.app.listen({ port: 0, host: "127.0.0.1" });
     env = { ADMIN_TOKEN, BASE_URL: base, LABPHI_OPERATOR: "cli-bob" };
     for (let i = 0; i < 5; i++) {
-      await h.app.services.orders.grant({
+      await grantProduct(h.app.services.orders, {
         proofKey: `cli:${i}`,
         sku: "sponsor",
         rail: "test_rail",

@@ -7,6 +7,7 @@ import { persistentSetting } from "../../src/db/settings.js";
 import { toProblem } from "../../src/http/errors.js";
 import { OrderService } from "../../src/orders/service.js";
 import { createPostgresDatabase, ENGINES, freshDatabase } from "../support/databases.js";
+import { grantProduct } from "../support/orders.js";
 
 describe.each(ENGINES)("storage on %s", (engine) => {
   let db: Db;
@@ -31,7 +32,7 @@ describe.each(ENGINES)("storage on %s", (engine) => {
     const orders = new OrderService(db.kysely, new Catalog(), "http://lab.test", "s".repeat(32));
     const results = await Promise.all(
       Array.from({ length: 20 }, () =>
-        orders.grant({ proofKey: "test:one", sku: "gao", rail: "test", amountCents: 100 }),
+        grantProduct(orders, { proofKey: "test:one", sku: "gao", rail: "test", amountCents: 100 }),
       ),
     );
     expect(new Set(results.map((r) => r.order.id)).size).toBe(1);
@@ -47,7 +48,7 @@ describe.each(ENGINES)("storage on %s", (engine) => {
 
   it("opens, revokes and refuses a revoked access token", async () => {
     const orders = new OrderService(db.kysely, new Catalog(), "http://lab.test", "s".repeat(32));
-    const { order, accessUrl } = await orders.grant({
+    const { order, accessUrl } = await grantProduct(orders, {
       proofKey: "test:two",
       sku: "zrw-pro",
       rail: "test",

@@ -10,6 +10,7 @@ import SQLite from "../../src/db/sqlite-driver.js";
 import { backupSqlite, restoreSqlite } from "../../src/ops/backup.js";
 import { appOn, type TestApp, testApp } from "../support/app.js";
 import { dataDirOf } from "../support/databases.js";
+import { grantProduct } from "../support/orders.js";
 
 /** Runs `labphi <args>` in-process with the given environment; returns exit code and output. */
 async function labphi(args: string[], env: Record<string, string>) {
@@ -49,7 +50,7 @@ describe("labphi backup / restore (SQLite)", () => {
     t = await testApp("sqlite");
     dataDir = dataDirOf(t.app.services.db)!;
     for (let i = 0; i < 3; i++) {
-      const { order } = await t.app.services.orders.grant({
+      const { order } = await grantProduct(t.app.services.orders, {
         proofKey: `test:backup:${i}`,
         sku: "zrw-pro",
         rail: "test_rail",

@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type TestApp, testApp } from "../support/app.js";
+import { grantProduct } from "../support/orders.js";
 
 /**
  * Access-token guessing (SECURITY.md, threat model): an access URL is
@@ -24,7 +25,7 @@ describe("access tokens", () => {
   beforeAll(async () => {
     t = await testApp("sqlite");
     for (let i = 0; i < 2; i++) {
-      const g = await t.app.services.orders.grant({
+      const g = await grantProduct(t.app.services.orders, {
         proofKey: `test:security:access:${i}`,
         sku: "zrw-pro",
         rail: "test_rail",

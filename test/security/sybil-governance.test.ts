@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type TestApp, testApp } from "../support/app.js";
+import { grantProduct } from "../support/orders.js";
 
 /**
  * Issue #21 item 4, "only participants who paid govern": registering and creating a one-member
@@ -52,7 +53,7 @@ describe("five sybil captains against three real ones (issue #21 item 4)", () =>
   /** A paid gao-entry order granted through the order service: its access token. */
   const paidOrder = async (): Promise<string> => {
     const { orders } = t.app.services;
-    const granted = await orders.grant({
+    const granted = await grantProduct(orders, {
       proofKey: `test:sybil:${randomBytes(8).toString("hex")}`,
       sku: "gao-entry",
       rail: "manual_claim",
@@ -217,7 +218,7 @@ describe("before open registration: bind_order gives paid standing without enter
     return { id: r.json().participant_id as string, token: r.json().participant_token as string };
   };
   const paidOrder = async () => {
-    const granted = await t.app.services.orders.grant({
+    const granted = await grantProduct(t.app.services.orders, {
       proofKey: `test:bind:${randomBytes(8).toString("hex")}`,
       sku: "gao-entry",
       rail: "manual_claim",
@@ -247,7 +248,7 @@ describe("before open registration: bind_order gives paid standing without enter
     expect(stolen.statusCode).toBe(409);
     expect(stolen.json().code).toBe("entry_order_used");
     // an order of another product gives nothing
-    const license = await t.app.services.orders.grant({
+    const license = await grantProduct(t.app.services.orders, {
       proofKey: `test:bind:${randomBytes(8).toString("hex")}`,
       sku: "zrw-pro",
       rail: "manual_claim",

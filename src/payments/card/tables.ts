@@ -28,6 +28,8 @@ export interface CardSessionRow {
   /** What the session buys: a catalog `product` (sku) or a suite `quote` (item_ref = quote id). */
   item_kind: "product" | "quote";
   item_ref: string | null;
+  /** The priced item this session pays for, as JSON (migration 0017; null on older rows). */
+  item: string | null;
   /** The suite job a paid quote session created. */
   job_id: string | null;
 }

@@ -6,7 +6,9 @@ import type { Config } from "../../config.js";
 import { nowIso } from "../../db/database.js";
 import type { Database } from "../../db/schema.js";
 import { Problem } from "../../http/problem.js";
-import type { OrderService, OrderView, PaymentRefInput } from "../../orders/service.js";
+import type { OnChainPayment } from "../../orders/fulfilment.js";
+import { productItem } from "../../orders/priced-item.js";
+import type { OrderService, OrderView } from "../../orders/service.js";
 import { isEmail } from "../card/service.js";
 import { railNotConfiguredDetail } from "../readiness.js";
 import { checkTransferTx, evmPublicClient } from "../x402/evm.js";
@@ -256,7 +258,7 @@ export class ClaimService {
   }
 
   /** The on-chain payment a claim names (the order core's reference), if it is a crypto transfer. */
-  private paymentOf(claim: ClaimRow): PaymentRefInput | undefined {
+  private paymentOf(claim: ClaimRow): OnChainPayment | undefined {
     if (!claim.tx_ref) return undefined;
     const chain =
       claim.rail === "crypto_manual_evm"
@@ -478,21 +480,23 @@ export class ClaimService {
         updated_at: at,
       });
       if (!won) return { raced: true as const };
+      // The claimed product, priced by the catalog; the claim states what was actually paid.
+      const item = productItem(this.catalog.resolve(claim.sku), `${this.config.baseUrl}/api/claims`);
       const granted = await this.orders.grant(
+        item,
         {
           proofKey: `claim:${id}`,
-          sku: claim.sku,
           rail: claim.rail,
           amountCents: claim.amount_cents,
           transactionRef: claim.tx_ref,
           email: claim.email,
           meta: { claim_id: id, company: claim.company, terms: claim.terms, approved_by: actor, sender: claim.sender },
           // One on-chain payment, one order, across every rail (the order core refuses a second one).
-          payment: this.paymentOf(claim),
+          onChain: this.paymentOf(claim),
         },
         trx,
       );
-      await trx.updateTable("claims").set({ order_id: granted.order.id }).where("id", "=", id).execute();
+      await trx.updateTable("claims").set({ order_id: granted.id }).where("id", "=", id).execute();
       const closed =
         claim.tx_key && claim.rail !== "wire_invoice_ach"
           ? await claimStore.closeSiblings(
@@ -503,14 +507,8 @@ export class ClaimService {
               at,
             )
           : [];
-      await this.orders.audit(
-        actor,
-        "claim.approved",
-        id,
-        { order_id: granted.order.id, note: note ?? null, closed },
-        trx,
-      );
-      return { raced: false as const, orderId: granted.order.id };
+      await this.orders.audit(actor, "claim.approved", id, { order_id: granted.id, note: note ?? null, closed }, trx);
+      return { raced: false as const, orderId: granted.id };
     });
     const claim = await this.get(id);
     if (outcome.raced && (claim.state !== "approved" || !claim.order_id)) {

@@ -3,10 +3,8 @@ import type { PaymentRequirements, SettleResponse } from "@x402/core/types";
 import type { Catalog, Product } from "../../catalog/service.js";
 import type { Config } from "../../config.js";
 import { conflict, Problem, unavailable } from "../../http/problem.js";
-import type { JobService } from "../../jobs/service.js";
 import { type PricedItem, productItem } from "../../orders/priced-item.js";
 import type { OrderService } from "../../orders/service.js";
-import type { OrderRow } from "../../orders/tables.js";
 import { x402NotConfiguredDetail } from "../readiness.js";
 import { paymentIdentifierDeclaration } from "./buyer.js";
 import type { Rejection } from "./evm.js";
@@ -135,14 +133,11 @@ function bazaarExtension(sku: string) {
 }
 
 export class X402Answers {
-  /** Jobs answer paid quotes (set by the composition root). */
-  jobs: Pick<JobService, "tokenFor" | "links"> | undefined;
-
   constructor(
     private readonly config: Config,
     private readonly catalog: Catalog,
     private readonly settlement: Settlement,
-    private readonly orders: Pick<OrderService, "accessUrl" | "view">,
+    private readonly orders: Pick<OrderService, "fulfilmentView">,
   ) {}
 
   resourceUrl(): string {
@@ -269,35 +264,17 @@ export class X402Answers {
       { proof_state: row.state, recover: `${this.config.baseUrl}${RECOVERY_PATH}/challenge` },
     );
   }
-  purchase(order: OrderRow, row: PaymentProofRow, response: SettleResponse | undefined, created: boolean): Purchase {
-    const settle: SettleResponse = response ?? {
-      success: true,
-      transaction: order.transaction_ref ?? "",
-      network: row.network as never,
-      payer: row.payer ?? "",
-    };
-    const encoded = encodePaymentResponseHeader(settle);
-    return {
-      body: {
-        order_id: order.id,
-        access_url: this.orders.accessUrl(order.id),
-        sku: order.sku,
-        amount_usd: this.orders.view(order).amount_usd,
-        rail: order.rail,
-        transaction: order.transaction_ref ?? "",
-      },
-      headers: {
-        "PAYMENT-RESPONSE": encoded,
-        "X-PAYMENT-RESPONSE": encoded,
-        "Cache-Control": "private, no-store",
-      },
-      created,
-    };
-  }
-
-  /** The answer to a paid quote: its job, the job token (derived, so a replay can repeat it) and where to upload. */
-  job(jobId: string, row: PaymentProofRow, response: SettleResponse | undefined, created: boolean): Purchase {
-    if (!this.jobs) throw new Error("x402: no job service for a quote purchase");
+  /**
+   * The answer to a paid item: what its fulfiller shows (an order and its access URL; a job, its
+   * token and where to upload), the rail and the settlement transaction.
+   */
+  async purchase(
+    kind: PricedItem["kind"],
+    id: string,
+    row: PaymentProofRow,
+    response: SettleResponse | undefined,
+    created: boolean,
+  ): Promise<Purchase> {
     const settle: SettleResponse = response ?? {
       success: true,
       transaction: row.settlement_tx ?? "",
@@ -305,20 +282,9 @@ export class X402Answers {
       payer: row.payer ?? "",
     };
     const encoded = encodePaymentResponseHeader(settle);
-    const links = this.jobs.links(jobId);
+    const view = await this.orders.fulfilmentView(kind, id);
     return {
-      body: {
-        job_id: jobId,
-        job_token: this.jobs.tokenFor(jobId),
-        quote_id: row.item_ref ?? "",
-        status_url: links.self,
-        upload_url: links.input,
-        upload_tus: links.upload_tus,
-        output_url: links.output,
-        amount_units: row.amount_units,
-        rail: row.rail,
-        transaction: row.settlement_tx ?? settle.transaction,
-      },
+      body: { ...view, rail: row.rail, transaction: row.settlement_tx ?? settle.transaction } as Purchase["body"],
       headers: {
         "PAYMENT-RESPONSE": encoded,
         "X-PAYMENT-RESPONSE": encoded,

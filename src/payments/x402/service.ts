@@ -8,10 +8,10 @@ import { isUniqueViolation, nowIso } from "../../db/database.js";
 import type { Database } from "../../db/schema.js";
 import { logRef, safeError } from "../../http/logger.js";
 import { badRequest, conflict, Problem, unavailable } from "../../http/problem.js";
-import type { JobService } from "../../jobs/service.js";
 import { crashPoint } from "../../ops/crash-points.js";
+import type { OnChainPayment } from "../../orders/fulfilment.js";
 import { type PricedItem, productItem, quoteItem } from "../../orders/priced-item.js";
-import type { OrderService, PaymentRefInput } from "../../orders/service.js";
+import type { OrderService } from "../../orders/service.js";
 import {
   type Challenge,
   identifierReused,
@@ -110,11 +110,6 @@ export class X402Service {
   /** Reconciles proofs whose outcome is not final (crash, timeout). */
   reconcile(opts: { startup?: boolean } = {}): Promise<{ examined: number; granted: number; failed: number }> {
     return this.reconciler.reconcile(opts);
-  }
-
-  /** Jobs answer paid quotes (set by the composition root). */
-  set jobs(jobs: Pick<JobService, "tokenFor" | "links"> | undefined) {
-    this.answers.jobs = jobs;
   }
 
   /** The 402 challenge for one product, or catalog-wide without one. */
@@ -241,6 +236,7 @@ export class X402Service {
       item_kind: item.kind,
       item_ref: item.ref,
       resource: item.resource,
+      item: JSON.stringify(item),
     };
     let won: boolean;
     try {
@@ -268,8 +264,9 @@ export class X402Service {
     return this.settleAndGrant(row, item, "live");
   }
 
-  /** The priced item a ledger row pays for (rebuilt from the row: amounts never change after reservation). */
+  /** The priced item a ledger row pays for: the value stored with it (older rows: rebuilt from its columns). */
   private itemOf(row: PaymentProofRow): PricedItem {
+    if (row.item) return JSON.parse(row.item) as PricedItem;
     if (row.item_kind === "quote" && row.item_ref) {
       return quoteItem(
         {
@@ -284,7 +281,7 @@ export class X402Service {
   }
 
   /** The order core's reference of a proof's on-chain payment. */
-  private paymentOf(row: PaymentProofRow, tx: string, payer?: string | null): PaymentRefInput {
+  private paymentOf(row: PaymentProofRow, tx: string, payer?: string | null): OnChainPayment {
     return { chain: row.rail === "x402_solana_usdc" ? "solana" : "evm", tx, payer: payer || row.payer };
   }
 
@@ -398,13 +395,8 @@ export class X402Service {
 
   private async replay(row: PaymentProofRow): Promise<Purchase> {
     if (!row.order_id) throw new Error("x402: granted proof without order");
-    if (row.item_kind === "quote") {
-      const response = row.settle_response ? (JSON.parse(row.settle_response) as SettleResponse) : undefined;
-      return this.answers.job(row.order_id, row, response, false);
-    }
-    const order = await this.orders.get(row.order_id);
     const response = row.settle_response ? (JSON.parse(row.settle_response) as SettleResponse) : undefined;
-    return this.answers.purchase(order, row, response, false);
+    return this.answers.purchase(row.item_kind, row.order_id, row, response, false);
   }
 
   /** Runs the settlement of a reserved (or reclaimed) proof and grants on success. */
@@ -466,7 +458,7 @@ export class X402Service {
       case "success": {
         if (this.hooks.afterSettle) await this.hooks.afterSettle(row.proof_key);
         crashPoint("after_settle");
-        const purchase = await this.finalize(row, o.transaction, o.payer, o.response);
+        const purchase = await this.finalize(row, item, o.transaction, o.payer, o.response);
         crashPoint("after_grant");
         return { kind: "granted", purchase };
       }
@@ -519,7 +511,13 @@ export class X402Service {
    * Marks the proof settled with its (unique) transaction, grants the order and marks the
    * proof granted — one database transaction, so a crash leaves either nothing or all of it.
    */
-  private async finalize(row: PaymentProofRow, tx: string, payer: string, response: SettleResponse): Promise<Purchase> {
+  private async finalize(
+    row: PaymentProofRow,
+    item: PricedItem,
+    tx: string,
+    payer: string,
+    response: SettleResponse,
+  ): Promise<Purchase> {
     const request = JSON.parse(row.request) as Ctx["request"];
     const at = nowIso();
     try {
@@ -544,34 +542,19 @@ export class X402Service {
           },
         );
         if (!settled) throw new Error(`x402: proof ${row.proof_key} left the settling state`);
-        if (row.item_kind === "quote" && row.item_ref) {
-          // A paid quote buys its job, through the order core's one-payment rule.
-          const job = await this.orders.grantQuote(
-            {
-              proofKey: row.proof_key,
-              quoteId: row.item_ref,
-              rail: row.rail,
-              payment: this.paymentOf(row, tx, payer),
-            },
-            trx,
-          );
-          await proofStore.transition(trx, row.proof_key, ["settled"], "granted", {
-            order_id: job.jobId,
-            updated_at: at,
-          });
-          return { job: job.jobId, created: job.created };
-        }
-        const granted = await this.orders.grant(
+        // One grant for every item: the order core runs the fulfiller of the item's kind (an order
+        // for a product, the job for a quote) under the one-payment-one-fulfilment rule.
+        const fulfilled = await this.orders.grant(
+          item,
           {
             proofKey: row.proof_key,
-            sku: row.sku,
             rail: row.rail,
             amountCents: row.amount_cents,
             currency: "usd",
             transactionRef: tx,
             email: request.email,
             agentId: request.agent_id,
-            payment: this.paymentOf(row, tx, payer),
+            onChain: this.paymentOf(row, tx, payer),
             meta: {
               network: row.network,
               payer: payer || row.payer,
@@ -583,32 +566,23 @@ export class X402Service {
           trx,
         );
         await proofStore.transition(trx, row.proof_key, ["settled"], "granted", {
-          order_id: granted.order.id,
+          order_id: fulfilled.id,
           updated_at: at,
         });
-        return { order: granted.order, created: granted.created };
+        return { fulfilled };
       });
       if ("replay" in result && result.replay) return this.replay(result.replay);
       if ("duplicate" in result && result.duplicate) return this.duplicateTx(row, tx);
-      if ("job" in result && result.job) {
-        if (result.created) {
-          this.log.info(
-            { job_id: result.job, proof: logRef(row.proof_key), rail: row.rail, transaction: tx },
-            "x402 suite job paid",
-          );
-        }
-        const fresh = (await proofStore.get(this.db, row.proof_key)) ?? row;
-        return this.answers.job(result.job, fresh, response, result.created);
-      }
-      if (!("order" in result) || !result.order) throw new Error("x402: grant returned no order");
-      if (result.created) {
+      if (!("fulfilled" in result) || !result.fulfilled) throw new Error("x402: grant returned nothing");
+      const { fulfilled } = result;
+      if (fulfilled.created) {
         this.log.info(
-          { order_id: result.order.id, proof: logRef(row.proof_key), rail: row.rail, transaction: tx },
-          "x402 order granted",
+          { kind: fulfilled.kind, id: fulfilled.id, proof: logRef(row.proof_key), rail: row.rail, transaction: tx },
+          "x402 purchase fulfilled",
         );
       }
       const fresh = (await proofStore.get(this.db, row.proof_key)) ?? row;
-      return this.answers.purchase(result.order, fresh, response, result.created);
+      return this.answers.purchase(fulfilled.kind, fulfilled.id, fresh, response, fulfilled.created);
     } catch (err) {
       if (err instanceof Problem && err.code === "tx_already_used") {
         // Another rail (an approved claim) or another proof already holds this on-chain payment.

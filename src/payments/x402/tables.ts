@@ -47,6 +47,8 @@ export interface PaymentProofRow {
   item_ref: string | null;
   /** The paid route (the resource of the 402). */
   resource: string | null;
+  /** The priced item this proof pays for, as JSON (migration 0017; null on older rows). */
+  item: string | null;
 }
 
 export interface SettlementAttemptRow {

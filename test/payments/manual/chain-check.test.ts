@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type TestApp, testApp } from "../../support/app.js";
 import { type EvmChain, startAnvil } from "../../support/chains/evm.js";
+import { grantProduct } from "../../support/orders.js";
 
 const ADMIN = "chain-check-admin-token-0123456789";
 const PAY_TO = "0x5555555555555555555555555555555555555555" as const;
@@ -75,7 +76,7 @@ describe("operator chain check of an EVM claim (real local chain: anvil + USDC-l
   it("refuses to approve a claim whose transaction meanwhile paid an order on another rail", async () => {
     const tx = await pay(79_000_000n);
     const id = await claim(tx);
-    await t.app.services.orders.grant({
+    await grantProduct(t.app.services.orders, {
       proofKey: `evm:8453:tx:${tx}:0`,
       sku: "zrw-n00b",
       rail: "x402_base_usdc",

@@ -4,6 +4,7 @@ import { testConfig } from "../../../src/config.js";
 import { manualRails } from "../../../src/payments/manual/rails.js";
 import { type TestApp, testApp } from "../../support/app.js";
 import { ENGINES } from "../../support/databases.js";
+import { grantProduct } from "../../support/orders.js";
 
 const ADMIN = "claims-admin-token-0123456789";
 const PAY_TO_BASE = "0x1111111111111111111111111111111111111111";
@@ -93,7 +94,7 @@ describe.each(ENGINES)("manual claims on %s", (engine) => {
 
   it("accepts a claim of a transaction that already paid an order on another rail, but never approves it", async () => {
     const tx = evmTx();
-    await t.app.services.orders.grant({
+    await grantProduct(t.app.services.orders, {
       proofKey: `evm:8453:test:${tx}`,
       sku: "sponsor",
       rail: "x402_base_usdc",

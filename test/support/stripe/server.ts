@@ -5,7 +5,7 @@ import Stripe from "stripe";
 
 /**
  * A local HTTP server standing in for the parts of Stripe's API the service uses
- * (Checkout Sessions, Charges), reached by the real `stripe` SDK through its
+ * (Checkout Sessions, Charges, Disputes, Refunds), reached by the real `stripe` SDK through its
  * host/port/protocol settings (STRIPE_API_BASE). Stateful: tests move sessions through
  * payment, expiry and refunds, then deliver webhooks signed with the SDK's
  * `webhooks.generateTestHeaderString`. It also serves a minimal hosted-checkout page
@@ -64,6 +64,27 @@ export interface StandInDispute {
   currency: string;
 }
 
+export interface StandInRefund {
+  id: string;
+  object: "refund";
+  amount: number;
+  charge: string;
+  payment_intent: string;
+  currency: string;
+  status: "succeeded" | "pending";
+  reason: string | null;
+  metadata: Record<string, string>;
+  created: number;
+}
+
+/** A signed event as Stripe would POST it to the webhook endpoint. */
+export interface SignedEvent {
+  type: string;
+  payload: string;
+  header: string;
+  id: string;
+}
+
 const rid = (prefix: string) => `${prefix}_test_${randomBytes(12).toString("hex")}`;
 
 /** Parses Stripe's form encoding (`a[b][0][c]=v`) into nested objects and arrays. */
@@ -94,6 +115,11 @@ export class StripeStandIn {
   readonly sessions = new Map<string, StandInSession>();
   readonly charges = new Map<string, StandInCharge>();
   readonly disputes = new Map<string, StandInDispute>();
+  readonly refunds = new Map<string, StandInRefund>();
+  /** Events Stripe sent because of an API call (e.g. `POST /v1/refunds`), in order; tests deliver them. */
+  readonly sent: SignedEvent[] = [];
+  /** The status a refund created through the API gets (`pending`: a bank debit, settled later). */
+  refundStatus: StandInRefund["status"] = "succeeded";
   readonly requests: RecordedRequest[] = [];
   private readonly idempotent = new Map<string, { params: string; status: number; body: string }>();
   private failures: number[] = [];
@@ -175,31 +201,20 @@ export class StripeStandIn {
       return this.json(res, failure, { error: { type: "api_error", message: "stand-in injected failure" } });
     }
 
+    const key = typeof idem === "string" ? idem : undefined;
     if (req.method === "POST" && path === "/v1/checkout/sessions") {
-      const key = typeof idem === "string" ? idem : undefined;
-      if (key) {
-        const seen = this.idempotent.get(key);
-        if (seen) {
-          if (seen.params !== raw) {
-            return this.json(res, 400, {
-              error: {
-                type: "idempotency_error",
-                message:
-                  "Keys for idempotent requests can only be used with the same parameters they were first used with.",
-              },
-            });
-          }
-          res.writeHead(seen.status, { "content-type": "application/json", "idempotent-replayed": "true" });
-          res.end(seen.body);
-          return;
-        }
-      }
-      const session = this.createSession(body);
-      const text = JSON.stringify(this.sessionJson(session));
-      if (key) this.idempotent.set(key, { params: raw, status: 200, body: text });
-      res.writeHead(200, { "content-type": "application/json" });
-      res.end(text);
-      return;
+      return this.idempotently(res, key, `${path}\n${raw}`, () => ({
+        status: 200,
+        body: this.sessionJson(this.createSession(body)),
+      }));
+    }
+    if (req.method === "POST" && path === "/v1/refunds") {
+      return this.idempotently(res, key, `${path}\n${raw}`, () => this.createRefund(body));
+    }
+    const refundMatch = /^\/v1\/refunds\/([^/]+)$/.exec(path);
+    if (req.method === "GET" && refundMatch?.[1]) {
+      const r = this.refunds.get(refundMatch[1]);
+      return r ? this.json(res, 200, r) : this.notFound(res, "refund");
     }
     const sessionMatch = /^\/v1\/checkout\/sessions\/([^/]+)$/.exec(path);
     if (req.method === "GET" && sessionMatch?.[1]) {
@@ -219,6 +234,108 @@ export class StripeStandIn {
     return this.json(res, 404, {
       error: { type: "invalid_request_error", message: `Unrecognized request URL (${path})` },
     });
+  }
+
+  /**
+   * Stripe's idempotent requests: the first answer to a key is stored (errors included) and replayed
+   * with `Idempotent-Replayed: true`; the same key with other parameters or on another endpoint is a
+   * 400 `idempotency_error`. Nothing runs twice.
+   */
+  private idempotently(
+    res: http.ServerResponse,
+    key: string | undefined,
+    params: string,
+    run: () => { status: number; body: unknown },
+  ): void {
+    if (key) {
+      const seen = this.idempotent.get(key);
+      if (seen) {
+        if (seen.params !== params) {
+          this.json(res, 400, {
+            error: {
+              type: "idempotency_error",
+              message:
+                "Keys for idempotent requests can only be used with the same parameters they were first used with.",
+            },
+          });
+          return;
+        }
+        res.writeHead(seen.status, { "content-type": "application/json", "idempotent-replayed": "true" });
+        res.end(seen.body);
+        return;
+      }
+    }
+    const out = run();
+    const text = JSON.stringify(out.body);
+    if (key) this.idempotent.set(key, { params, status: out.status, body: text });
+    res.writeHead(out.status, { "content-type": "application/json" });
+    res.end(text);
+  }
+
+  /**
+   * `POST /v1/refunds` by `payment_intent` or `charge`, for `amount` (default: what is left). As
+   * Stripe does: the charge's `amount_refunded` / `refunded` move at once (pending refunds count), a
+   * fully refunded charge answers 400 `charge_already_refunded`, more than is left 400
+   * `amount_too_large`; and Stripe sends `refund.created` and `charge.refunded` (in `sent`).
+   */
+  private createRefund(p: Record<string, unknown>): { status: number; body: unknown } {
+    const invalid = (code: string, message: string, param?: string) => ({
+      status: code === "resource_missing" ? 404 : 400,
+      body: { error: { type: "invalid_request_error", code, message, ...(param ? { param } : {}) } },
+    });
+    const pi = typeof p.payment_intent === "string" ? p.payment_intent : undefined;
+    const chargeId = typeof p.charge === "string" ? p.charge : undefined;
+    if (!pi && !chargeId) return invalid("parameter_missing", "One of charge or payment_intent is required.");
+    const charge = chargeId
+      ? this.charges.get(chargeId)
+      : [...this.charges.values()].find((c) => c.payment_intent === pi);
+    if (!charge) {
+      return chargeId
+        ? invalid("resource_missing", `No such charge: '${chargeId}'`, "charge")
+        : invalid("resource_missing", `No such payment_intent: '${pi}'`, "payment_intent");
+    }
+    if (charge.refunded) {
+      return invalid("charge_already_refunded", `Charge ${charge.id} has already been refunded.`);
+    }
+    const left = charge.amount - charge.amount_refunded;
+    const amount = p.amount === undefined ? left : Number(p.amount);
+    if (!Number.isSafeInteger(amount) || amount <= 0) return invalid("parameter_invalid_integer", "Invalid amount.");
+    if (amount > left) {
+      return invalid(
+        "amount_too_large",
+        `Refund amount ($${(amount / 100).toFixed(2)}) is greater than unrefunded amount on charge ($${(left / 100).toFixed(2)})`,
+        "amount",
+      );
+    }
+    charge.amount_refunded += amount;
+    charge.refunded = charge.amount_refunded === charge.amount;
+    const refund: StandInRefund = {
+      id: rid("re"),
+      object: "refund",
+      amount,
+      charge: charge.id,
+      payment_intent: charge.payment_intent,
+      currency: charge.currency,
+      status: this.refundStatus,
+      reason: typeof p.reason === "string" ? p.reason : null,
+      metadata: (p.metadata ?? {}) as Record<string, string>,
+      created: Math.floor(Date.now() / 1000),
+    };
+    this.refunds.set(refund.id, refund);
+    this.send("refund.created", { ...refund });
+    this.send("charge.refunded", { ...charge });
+    return { status: 200, body: refund };
+  }
+
+  private send(type: string, object: unknown): void {
+    this.sent.push({ type, ...this.event(type, object) });
+  }
+
+  /** The events Stripe sent (optionally of one type), removed from `sent`. */
+  takeEvents(type?: string): SignedEvent[] {
+    const taken = this.sent.filter((e) => type === undefined || e.type === type);
+    for (const e of taken) this.sent.splice(this.sent.indexOf(e), 1);
+    return taken;
   }
 
   private createSession(p: Record<string, unknown>): StandInSession {
