@@ -14,8 +14,8 @@ import type { ProposalRow } from "./tables.js";
  * The olympiad documents service (GET /api/olympiad, GET /olympiad.json): gathers the database
  * facts the record needs through providers and builds every document from record.ts.
  *
- * The proposals and records views belong to the governance and records services; they are
- * plugged in with `use()` once those exist. Until then `tableProviders` reads the tables directly.
+ * The proposals and records views belong to the governance and records services: the composition
+ * root passes theirs beside `tableProviders`, which reads the other facts from the tables directly.
  */
 
 export interface OlympiadDataProviders {
@@ -186,7 +186,7 @@ export function parseView(view: string | undefined): View | undefined {
 }
 
 export class OlympiadDocuments {
-  private providers: OlympiadDataProviders;
+  private readonly providers: OlympiadDataProviders;
   private readonly startedAt: Date;
   readonly now: () => Date;
   /** The built pages and views of the olympiad (GET /api/olympiad, /olympiad.json, /olympiad), by data version. */
@@ -203,11 +203,6 @@ export class OlympiadDocuments {
     this.providers = deps.providers;
     this.now = deps.now ?? (() => new Date());
     this.startedAt = this.now();
-  }
-
-  /** Replaces some providers (the governance service's proposals view, the records service's view). */
-  use(providers: Partial<OlympiadDataProviders>): void {
-    this.providers = { ...this.providers, ...providers };
   }
 
   /** The full record at `now`. */

@@ -1,10 +1,11 @@
 import type { CallToolResult, McpServer } from "@modelcontextprotocol/server";
-import { decodePaymentRequiredHeader, decodePaymentResponseHeader } from "@x402/core/http";
 import type { PaymentRequired } from "@x402/core/types";
 import { z } from "zod";
 import { Problem } from "../../http/problem.js";
 import { controlFree, plainText } from "../../http/text.js";
-import type { Challenge } from "../../payments/x402/answers.js";
+import { productItem } from "../../orders/priced-item.js";
+import { type Challenge, PaymentRefused } from "../../payments/x402/answers.js";
+import { parsePaymentPayload } from "../../payments/x402/proof.js";
 import type { McpDeps } from "../deps.js";
 import { asProblem, okResult, problemResult, toolProblemSchema } from "../results.js";
 
@@ -84,20 +85,20 @@ export function registerBuyTool(server: McpServer, deps: McpDeps): void {
       const payment = ctx.mcpReq._meta?.[PAYMENT_META];
       const checkout = `${config.baseUrl}/pay?sku=${encodeURIComponent(sku)}`;
       try {
-        let header: string | undefined;
-        if (payment !== undefined) {
-          if (payment === null || typeof payment !== "object" || Array.isArray(payment)) {
-            throw new Problem(400, "invalid_payment", '_meta["x402/payment"] must be an x402 PaymentPayload object.');
-          }
-          // The same decoding, size limit and checks as the HTTP payment header.
-          header = Buffer.from(JSON.stringify(payment), "utf8").toString("base64");
-        } else {
-          // An unknown sku is a problem before any challenge (the HTTP route's catalog-wide 402 has no tool form).
-          catalog.resolve(sku);
+        // An unknown sku is a problem before any challenge (the HTTP route's catalog-wide 402 has no tool form).
+        const product = catalog.resolve(sku);
+        if (payment === undefined) return paymentRequiredResult(x402.challenge(product), checkout);
+        if (payment === null || typeof payment !== "object" || Array.isArray(payment)) {
+          throw new Problem(400, "invalid_payment", '_meta["x402/payment"] must be an x402 PaymentPayload object.');
         }
-        const outcome = await x402.purchase({ sku, email: email ?? null, note: note ?? null }, header, {
-          idempotencyKey: idempotency_key,
-        });
+        // The payload is decoded as a value, with the same checks and size limit as the HTTP payment header.
+        const proof = parsePaymentPayload(payment, config.x402.baseChainId);
+        const outcome = await x402.buyProof(
+          productItem(product, x402.answers.resourceUrl()),
+          { email: email ?? null, note: note ?? null },
+          proof,
+          { idempotencyKey: idempotency_key },
+        );
         if (outcome.kind === "challenge") return paymentRequiredResult(outcome.challenge, checkout);
         if (outcome.kind === "pending") {
           const body = outcome.pending.body;
@@ -110,18 +111,13 @@ export function registerBuyTool(server: McpServer, deps: McpDeps): void {
             structuredContent: body,
           };
         }
-        const { body, headers, created } = outcome.purchase;
-        const settle = headers["PAYMENT-RESPONSE"];
-        return okResult(
-          { ...body, created },
-          settle ? { _meta: { [PAYMENT_RESPONSE_META]: decodePaymentResponseHeader(settle) } } : {},
-        );
+        const { body, settle, created } = outcome.purchase;
+        return okResult({ ...body, created }, { _meta: { [PAYMENT_RESPONSE_META]: settle } });
       } catch (err) {
         const problem = asProblem(err);
         if (!(err instanceof Problem)) onError?.(err);
         // A refused payment (402) carries the unchanged requirements: the x402 answer, with the reason.
-        const required = problem.status === 402 ? problem.headers["PAYMENT-REQUIRED"] : undefined;
-        if (required) return paymentRequiredResult({ headers: problem.headers, reason: problem }, checkout);
+        if (err instanceof PaymentRefused) return paymentRequiredResult(err.challenge, checkout, err);
         return problemResult(problem);
       }
     },
@@ -129,14 +125,8 @@ export function registerBuyTool(server: McpServer, deps: McpDeps): void {
 }
 
 /** The x402 MCP payment-required tool error, from a challenge (or a 402 refusal and its reason). */
-function paymentRequiredResult(
-  challenge: Pick<Challenge, "headers"> & { reason?: Problem },
-  checkout: string,
-): CallToolResult {
-  const header = challenge.headers["PAYMENT-REQUIRED"];
-  if (!header) throw new Error("x402 challenge without PAYMENT-REQUIRED");
-  const required: PaymentRequired = decodePaymentRequiredHeader(header);
-  const reason = challenge.reason;
+function paymentRequiredResult(challenge: Challenge, checkout: string, reason?: Problem): CallToolResult {
+  const required: PaymentRequired = challenge.paymentRequired;
   const structured = {
     ...required,
     ...(reason ? { error: reason.code, code: reason.code, detail: reason.detail } : {}),

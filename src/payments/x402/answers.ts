@@ -1,5 +1,5 @@
 import { encodePaymentRequiredHeader, encodePaymentResponseHeader } from "@x402/core/http";
-import type { PaymentRequirements, SettleResponse } from "@x402/core/types";
+import type { PaymentRequired, PaymentRequirements, SettleResponse } from "@x402/core/types";
 import type { Catalog, Product } from "../../catalog/service.js";
 import type { Config } from "../../config.js";
 import { conflict, Problem, unavailable } from "../../http/problem.js";
@@ -33,7 +33,21 @@ export interface Challenge {
     code: string;
     detail: string;
   };
+  /** The x402 v2 PaymentRequired (the domain value: the HTTP edge encodes it as PAYMENT-REQUIRED, MCP sends it as is). */
+  paymentRequired: PaymentRequired;
   headers: Record<string, string>;
+}
+
+/** A 402 refusal of a payment: the reason, with the unchanged challenge to pay again. */
+export class PaymentRefused extends Problem {
+  constructor(
+    code: string,
+    detail: string,
+    readonly challenge: Challenge,
+    extra: Record<string, unknown>,
+  ) {
+    super(402, code, detail, extra, challenge.headers);
+  }
 }
 
 /** What a paid product answers. */
@@ -62,6 +76,8 @@ export interface JobPurchaseBody {
 
 export interface Purchase {
   body: ProductPurchaseBody | JobPurchaseBody;
+  /** The settlement (x402 SettleResponse): the HTTP edge encodes it as PAYMENT-RESPONSE, MCP sends it in _meta. */
+  settle: SettleResponse;
   headers: Record<string, string>;
   /** false when this was an idempotent replay of an already granted proof. */
   created: boolean;
@@ -216,6 +232,7 @@ export class X402Answers {
         code,
         detail,
       },
+      paymentRequired: paymentRequired as unknown as PaymentRequired,
       headers: {
         "PAYMENT-REQUIRED": encodePaymentRequiredHeader(paymentRequired as never),
         "Cache-Control": "no-store",
@@ -227,7 +244,7 @@ export class X402Answers {
   refusal(item: PricedItem, r: Rejection): Problem {
     const c = this.challengeFor(item, { code: r.reason, detail: r.detail });
     const { type: _t, title: _ti, status: _s, code: _c, detail: _d, ...x402 } = c.body;
-    return new Problem(402, r.reason, r.detail, x402, c.headers);
+    return new PaymentRefused(r.reason, r.detail, c, x402);
   }
   pending(code: string, detail: string, state: string): Pending {
     return {
@@ -253,7 +270,7 @@ export class X402Answers {
         "A transaction hash is public, so it proves nothing on its own: the wallet that sent the USDC transfer must sign the statement in `sign` (EIP-191 personal_sign of eip191_message, or the EIP-712 typed data) and send { transaction, signature } as the payload.",
     });
     const { type: _t, title: _ti, status: _s, code: _c, detail: _d, ...x402 } = c.body;
-    return new Problem(402, c.body.code, c.body.detail, { ...x402, sign: txHashProofRequest(subject) }, c.headers);
+    return new PaymentRefused(c.body.code, c.body.detail, c, { ...x402, sign: txHashProofRequest(subject) });
   }
 
   /** 409 for a settled proof replayed without the buyer's secret: no order data at all. */
@@ -285,6 +302,7 @@ export class X402Answers {
     const view = await this.orders.fulfilmentView(kind, id);
     return {
       body: { ...view, rail: row.rail, transaction: row.settlement_tx ?? settle.transaction } as Purchase["body"],
+      settle,
       headers: {
         "PAYMENT-RESPONSE": encoded,
         "X-PAYMENT-RESPONSE": encoded,

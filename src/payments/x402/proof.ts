@@ -106,8 +106,19 @@ export function parsePaymentHeader(raw: string, baseChainId: number): ParsedProo
   } catch {
     throw badRequest("payment_header_not_json", "The payment header does not decode to JSON.");
   }
+  return parsePaymentPayload(json, baseChainId);
+}
+
+/**
+ * The same checks for a payment payload that arrives as a JSON value rather than a header (the
+ * x402 MCP transport's `_meta["x402/payment"]`): no base64 round trip, the same size limit.
+ */
+export function parsePaymentPayload(json: unknown, baseChainId: number): ParsedProof {
   if (typeof json !== "object" || json === null || Array.isArray(json)) {
-    throw badRequest("invalid_payload", "The payment header must hold a JSON object.");
+    throw badRequest("invalid_payload", "The payment must be a JSON object (an x402 PaymentPayload).");
+  }
+  if (Buffer.byteLength(JSON.stringify(json)) > (MAX_PAYMENT_HEADER_BYTES / 4) * 3) {
+    throw badRequest("payment_header_too_large", `The payment exceeds ${MAX_PAYMENT_HEADER_BYTES} bytes in base64.`);
   }
   const version = (json as { x402Version?: unknown }).x402Version;
   if (version !== 1 && version !== 2) {

@@ -1,13 +1,14 @@
 import { z } from "zod";
 import type { Config } from "../../config.js";
 import type { AdminGuard } from "../../http/admin-auth.js";
-import { problemSchema } from "../../http/problem.js";
+import { badRequest, problemSchema } from "../../http/problem.js";
 import { controlFree, plainText } from "../../http/text.js";
 import type { App } from "../../http/types.js";
+import { productItem } from "../../orders/priced-item.js";
+import { PaymentEdge } from "../mpp/http.js";
 import { ATOMIC_UNITS_NOTE, CLIENT_CAP_NOTE, PAID_OPERATIONS } from "./discovery.js";
-import { paymentHeader } from "./proof.js";
 import { NO_FEE_PAYER_NOTE } from "./requirements.js";
-import type { X402Service } from "./service.js";
+import type { PurchaseRequest, X402Service } from "./service.js";
 
 const acceptSchema = z
   .object({
@@ -105,6 +106,14 @@ export function emptyJsonAsAbsent(scope: App): void {
 
 export function x402Routes(app: App, deps: { x402: X402Service; config: Config; requireAdmin?: AdminGuard }) {
   const { x402, config } = deps;
+  const catalog = app.services.catalog;
+  // Both 402 dialects at the edge: x402 as the x402 answers build it, MPP beside it (src/payments/mpp/http.ts).
+  const edge = new PaymentEdge(app.services.mpp, x402);
+  const cheapest = () =>
+    catalog
+      .list()
+      .map((p) => productItem(p, x402.answers.resourceUrl()))
+      .sort((x, y) => (BigInt(x.amountUnits) < BigInt(y.amountUnits) ? -1 : 1))[0];
 
   app.register(async (scope) => {
     emptyJsonAsAbsent(scope);
@@ -131,18 +140,29 @@ export function x402Routes(app: App, deps: { x402: X402Service; config: Config; 
       },
     };
     scope.post("/api/x402-products", { schema }, async (request, reply) => {
-      const header = paymentHeader(request.headers as Record<string, string | undefined>);
+      const body: PurchaseRequest = request.body ?? {};
       const idem = request.headers["idempotency-key"];
-      const outcome = await x402.purchase(request.body ?? {}, header?.value, {
-        idempotencyKey: Array.isArray(idem) ? idem[0] : idem,
+      const secrets = { idempotencyKey: Array.isArray(idem) ? idem[0] : idem };
+      // The item a 402 names: the body's product, else (catalog-wide) the cheapest, as x402's header does.
+      const shown = () => (body.sku ? productItem(catalog.resolve(body.sku), x402.answers.resourceUrl()) : cheapest());
+      const presented = await edge.guard(request, shown, async () => edge.read(request));
+      const outcome = await edge.guard(request, shown, async () => {
+        if (presented.dialect !== "mpp") {
+          return x402.purchase(body, presented.dialect === "x402" ? presented.header : undefined, secrets);
+        }
+        // MPP: the challenge names its product (HMAC-bound), so an empty body buys what it offered.
+        const { credential } = presented;
+        const sku = body.sku ?? (credential.bound?.kind === "product" ? credential.bound.ref : undefined);
+        if (!sku) throw badRequest("sku_required", 'The body must name the product: { "sku": "<sku or alias>" }.');
+        const item = productItem(catalog.resolve(sku), x402.answers.resourceUrl());
+        return credential.buy(item, body, secrets);
       });
-      if (outcome.kind === "challenge") {
-        return reply.code(402).headers(outcome.challenge.headers).send(outcome.challenge.body);
-      }
+      if (outcome.kind === "challenge") return edge.send402(reply, request, shown(), outcome.challenge);
       if (outcome.kind === "pending") {
         return reply.code(202).headers(outcome.pending.headers).send(outcome.pending.body);
       }
-      return reply.code(200).headers(outcome.purchase.headers).send(outcome.purchase.body);
+      const headers = edge.grantedHeaders(presented, outcome.purchase.headers, outcome.purchase.body.transaction);
+      return reply.code(200).headers(headers).send(outcome.purchase.body);
     });
   });
 

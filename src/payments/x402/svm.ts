@@ -103,32 +103,44 @@ export async function checkSvmTransaction(
   }
   const program = (i: number) => accounts[ix[i]?.programAddressIndex ?? -1];
   const data = (i: number) => (ix[i]?.data ?? new Uint8Array()) as Uint8Array;
-  if (program(0) !== COMPUTE_BUDGET_PROGRAM || data(0)[0] !== 2 || data(0).length !== 5) {
+  // x402 puts SetComputeUnitLimit first; @solana/mpp (MPP) puts SetComputeUnitPrice first. Both are
+  // accepted in a fully signed transaction (we send it); a partially signed one goes to the x402
+  // facilitator, which accepts only the x402 order (checked below, once the signatures are known).
+  const swapped =
+    program(0) === COMPUTE_BUDGET_PROGRAM &&
+    data(0)[0] === 3 &&
+    program(1) === COMPUTE_BUDGET_PROGRAM &&
+    data(1)[0] === 2;
+  const [limitAt, priceAt] = swapped ? [1, 0] : [0, 1];
+  if (program(limitAt) !== COMPUTE_BUDGET_PROGRAM || data(limitAt)[0] !== 2 || data(limitAt).length !== 5) {
     return reject(
       "invalid_exact_svm_payload_transaction_instructions_compute_limit_instruction",
       "Instruction 1 must be ComputeBudget SetComputeUnitLimit.",
     );
   }
-  const units = new DataView(data(0).buffer, data(0).byteOffset + 1, 4).getUint32(0, true);
+  const units = new DataView(data(limitAt).buffer, data(limitAt).byteOffset + 1, 4).getUint32(0, true);
+  // The caps bound what our fee payer pays; a transaction the payer signs fully (and pays for) is not
+  // held to them (MPP's @solana/mpp asks 200,000 units by default): checked once the signatures are known.
+  let capRejection: { rejection: Rejection } | undefined;
   if (units > caps.maxComputeUnits) {
-    return reject(
+    capRejection = reject(
       "invalid_exact_svm_payload_transaction_instructions_compute_limit_too_high",
       `Compute unit limit ${units} exceeds this service's cap of ${caps.maxComputeUnits} units (at most ${caps.maxComputeUnitPrice} micro-lamports per unit).`,
     );
   }
-  if (program(1) !== COMPUTE_BUDGET_PROGRAM || data(1)[0] !== 3) {
+  if (program(priceAt) !== COMPUTE_BUDGET_PROGRAM || data(priceAt)[0] !== 3) {
     return reject(
       "invalid_exact_svm_payload_transaction_instructions_compute_price_instruction",
       "Instruction 2 must be ComputeBudget SetComputeUnitPrice.",
     );
   }
-  const price = u64le(data(1), 1);
+  const price = u64le(data(priceAt), 1);
   if (price === undefined) {
     return reject("invalid_exact_svm_payload_transaction_instructions_compute_price_instruction", "Bad compute price.");
   }
   const priceCap = BigInt(Math.min(caps.maxComputeUnitPrice, Number(MAX_COMPUTE_UNIT_PRICE_MICROLAMPORTS)));
-  if (price > priceCap) {
-    return reject(
+  if (price > priceCap && !capRejection) {
+    capRejection = reject(
       "invalid_exact_svm_payload_transaction_instructions_compute_price_instruction_too_high",
       `Compute unit price ${price} micro-lamports exceeds this service's cap of ${priceCap} micro-lamports per unit (and at most ${caps.maxComputeUnits} units).`,
     );
@@ -203,6 +215,13 @@ export async function checkSvmTransaction(
     }
     if (feePayer !== ourFeePayer) {
       return reject("invalid_exact_svm_fee_payer_mismatch", `The fee payer (account 0) must be ${ourFeePayer}.`);
+    }
+    if (capRejection) return capRejection;
+    if (swapped) {
+      return reject(
+        "invalid_exact_svm_payload_transaction_instructions_compute_limit_instruction",
+        "Instruction 1 must be ComputeBudget SetComputeUnitLimit in a transaction our fee payer co-signs.",
+      );
     }
     if (missing.length !== 1 || missing[0] !== ourFeePayer) {
       return reject("invalid_exact_svm_payload_signature_invalid", "Every signer other than our fee payer must sign.");
