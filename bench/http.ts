@@ -60,7 +60,8 @@ async function measure(url: string) {
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "labphi-bench-"));
 // Production takes its service keys from the environment only (docs/operations.md).
 const keys = Object.fromEntries(
-  ["ACCESS_TOKEN_SECRET", "IDENTITY_TOKEN_SECRET", "DATASET_PRINT_SECRET"].map((k) => [
+  // 32 random bytes in base64url: also an Ed25519 seed, the form RECEIPT_SIGNING_KEY takes
+  ["ACCESS_TOKEN_SECRET", "IDENTITY_TOKEN_SECRET", "DATASET_PRINT_SECRET", "RECEIPT_SIGNING_KEY"].map((k) => [
     k,
     randomBytes(32).toString("base64url"),
   ]),

@@ -296,7 +296,8 @@ try {
   say(`${BUYERS} buyer wallets per chain funded with 1,000 USDC each`);
 
   const keys = Object.fromEntries(
-    ["ACCESS_TOKEN_SECRET", "IDENTITY_TOKEN_SECRET", "DATASET_PRINT_SECRET"].map((k) => [
+    // 32 random bytes in base64url: also an Ed25519 seed, the form RECEIPT_SIGNING_KEY takes
+    ["ACCESS_TOKEN_SECRET", "IDENTITY_TOKEN_SECRET", "DATASET_PRINT_SECRET", "RECEIPT_SIGNING_KEY"].map((k) => [
       k,
       randomBytes(32).toString("base64url"),
     ]),

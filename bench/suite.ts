@@ -486,7 +486,8 @@ const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "labphi-bench-suite-"));
 const port = await freePort();
 const base = `http://127.0.0.1:${port}`;
 const keys = Object.fromEntries(
-  ["ACCESS_TOKEN_SECRET", "IDENTITY_TOKEN_SECRET", "DATASET_PRINT_SECRET"].map((k) => [
+  // 32 random bytes in base64url: also an Ed25519 seed, the form RECEIPT_SIGNING_KEY takes
+  ["ACCESS_TOKEN_SECRET", "IDENTITY_TOKEN_SECRET", "DATASET_PRINT_SECRET", "RECEIPT_SIGNING_KEY"].map((k) => [
     k,
     randomBytes(32).toString("base64url"),
   ]),

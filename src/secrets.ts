@@ -2,14 +2,15 @@ import { createHmac, randomBytes } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import type { Kysely } from "kysely";
-import { type Config, ConfigError } from "./config.js";
+import { type Config, ConfigError, RECEIPT_KEY_PROBLEM } from "./config.js";
 import type { Database } from "./db/schema.js";
 import { setLogRefKey } from "./http/logger.js";
 
 /**
  * The service keys: where they come from and nowhere else.
  *
- * - From the environment when set (ACCESS_TOKEN_SECRET, IDENTITY_TOKEN_SECRET, DATASET_PRINT_SECRET).
+ * - From the environment when set (ACCESS_TOKEN_SECRET, IDENTITY_TOKEN_SECRET, DATASET_PRINT_SECRET,
+ *   RECEIPT_SIGNING_KEY).
  * - With NODE_ENV=production, only from the environment: a missing one stops start-up (ConfigError).
  * - Otherwise (development, test) from DATA_DIR/secrets.json, generated on first start, mode 0600.
  *   A file readable by group or others is refused, not repaired: the keys in it may have leaked.
@@ -24,6 +25,8 @@ export interface ServiceKeys {
   identityToken: string;
   /** HMAC key of dataset prints. */
   datasetPrint: string;
+  /** Ed25519 key signing receipts (src/receipts): a base64url 32-byte seed, or a PKCS#8 PEM from the setting. */
+  receiptSigning: string;
 }
 
 type KeyName = keyof ServiceKeys;
@@ -33,8 +36,10 @@ interface KeySpec {
   setting: string;
   /** Its name inside secrets.json. */
   field: string;
-  /** The `settings` row an earlier version kept it in. */
-  legacyRow: string;
+  /** The `settings` row an earlier version kept it in (none for keys that were never there). */
+  legacyRow?: string;
+  /** What the production refusal says about the key's form (default: an HMAC key of 32+ characters). */
+  productionProblem?: string;
   fromConfig(config: Config): string | undefined;
 }
 
@@ -56,6 +61,13 @@ export const SERVICE_KEYS: Record<KeyName, KeySpec> = {
     field: "dataset_print_secret",
     legacyRow: "dataset_print_key",
     fromConfig: (c) => c.datasetPrintSecret,
+  },
+  // Generated as 32 random bytes in base64url: that is an Ed25519 seed (docs/receipts.md).
+  receiptSigning: {
+    setting: "RECEIPT_SIGNING_KEY",
+    field: "receipt_signing_key",
+    productionProblem: RECEIPT_KEY_PROBLEM,
+    fromConfig: (c) => c.receipts.signingKey,
   },
 };
 
@@ -83,7 +95,10 @@ export async function serviceKeys(config: Config, db: Kysely<Database>, log?: Wa
   const missing = NAMES.filter((n) => fromEnv[n] === undefined);
   if (config.env === "production") {
     const first = missing[0];
-    if (first) throw new ConfigError(SERVICE_KEYS[first].setting, PRODUCTION_PROBLEM);
+    if (first) {
+      const spec = SERVICE_KEYS[first];
+      throw new ConfigError(spec.setting, spec.productionProblem ?? PRODUCTION_PROBLEM);
+    }
   }
 
   const legacy = await legacyRows(db);
@@ -96,7 +111,7 @@ export async function serviceKeys(config: Config, db: Kysely<Database>, log?: Wa
     const additions: Record<string, string> = {};
     for (const name of missing) {
       const { field, legacyRow } = SERVICE_KEYS[name];
-      if (stored[field] === undefined) additions[field] = legacy.get(legacyRow) ?? newKey();
+      if (stored[field] === undefined) additions[field] = (legacyRow && legacy.get(legacyRow)) || newKey();
     }
     const onDisk = Object.keys(additions).length > 0 ? writeSecretsFile(file, stored, additions) : stored;
     keys = { ...fromEnv } as ServiceKeys;
@@ -107,8 +122,8 @@ export async function serviceKeys(config: Config, db: Kysely<Database>, log?: Wa
   // value (another key is in use) is left alone and reported, so nothing is lost silently.
   for (const name of NAMES) {
     const { legacyRow, setting } = SERVICE_KEYS[name];
-    const old = legacy.get(legacyRow);
-    if (old === undefined) continue;
+    const old = legacyRow === undefined ? undefined : legacy.get(legacyRow);
+    if (legacyRow === undefined || old === undefined) continue;
     if (old === keys[name]) {
       await db.deleteFrom("settings").where("key", "=", legacyRow).where("value", "=", old).execute();
     } else {
@@ -132,7 +147,7 @@ async function legacyRows(db: Kysely<Database>): Promise<Map<string, string>> {
     .where(
       "key",
       "in",
-      NAMES.map((n) => SERVICE_KEYS[n].legacyRow),
+      NAMES.flatMap((n) => SERVICE_KEYS[n].legacyRow ?? []),
     )
     .execute();
   return new Map(rows.map((r) => [r.key, r.value]));
@@ -217,6 +232,15 @@ function writeSecretsFile(
     fs.rmSync(tmp, { force: true });
   }
   return content;
+}
+
+/**
+ * The HMAC key binding MPP challenge ids (src/payments/mpp): derived from the access-token key, so
+ * it needs no setting of its own and survives restarts (a challenge lives minutes; rotating
+ * ACCESS_TOKEN_SECRET only voids the challenges issued before).
+ */
+export function mppChallengeKey(keys: ServiceKeys): string {
+  return createHmac("sha256", keys.accessToken).update("labphi:mpp-challenge:v1").digest("base64url");
 }
 
 /** A key for `logRef` derived from the service keys (stable across restarts, reveals nothing). */

@@ -6,6 +6,7 @@ import type { App } from "../http/types.js";
 import { type IdentityService, presentedToken } from "../identity/service.js";
 import type { PricedItem } from "../orders/priced-item.js";
 import { QUOTE_SKU } from "../orders/priced-item.js";
+import { mppCredentialHeader, PaymentEdge, type Presented } from "../payments/mpp/http.js";
 import { paymentHeader } from "../payments/x402/proof.js";
 import { challengeSchema, emptyJsonAsAbsent } from "../payments/x402/routes.js";
 import type { Challenge, X402Service } from "../payments/x402/service.js";
@@ -24,6 +25,7 @@ export const jobPurchaseSchema = z.object({
   amount_units: z.string().describe("what was paid, USDC atomic units (0 within the free cap)"),
   rail: z.string().optional(),
   transaction: z.string().optional(),
+  receipt: z.string().optional().describe("the purchase receipt signed by the service: a compact JWS (EdDSA), verifiable offline against /.well-known/jwks.json (docs/receipts.md)"),
   quote: quoteViewSchema.optional(),
 });
 
@@ -45,9 +47,9 @@ export function isEmptyBody(body: unknown): boolean {
  * pricing record and how to get a real quote. Paying this entry buys nothing by itself: a payment is
  * only accepted against the quote of a real request. Nothing is persisted (probes write no rows).
  */
-export function suiteProbeChallenge(x402: Pick<X402Service, "challengeFor">, baseUrl: string) {
+export function suiteProbeItem(baseUrl: string): PricedItem {
   const min = SUITE_PRICE.minPaidUnits;
-  const item: PricedItem = {
+  return {
     kind: "quote",
     ref: "minimum",
     sku: QUOTE_SKU,
@@ -58,6 +60,11 @@ export function suiteProbeChallenge(x402: Pick<X402Service, "challengeFor">, bas
     resource: `${baseUrl}${SUITE_RESOURCE_PATH}`,
     description: `Metered suite job: priced per request (free up to ${SUITE_PRICE.freeCapGb} GB per join-work identity per month, then per GB). This entry shows the minimum paid job, ${usdOfUnits(min)} USD = ${min} atomic USDC units; send { product, dataClass, op, bytes } to get your quote, and pay that.`,
   };
+}
+
+export function suiteProbeChallenge(x402: Pick<X402Service, "challengeFor">, baseUrl: string) {
+  const min = SUITE_PRICE.minPaidUnits;
+  const item = suiteProbeItem(baseUrl);
   const challenge: Challenge = x402.challengeFor(item, {
     code: "payment_required",
     detail: `Suite jobs are metered: POST ${SUITE_RESOURCE_PATH} { product, dataClass, op, bytes } → 200 with the job within the free cap, else 402 with the quote to pay. A paid job costs at least ${usdOfUnits(min)} USD (shown in accepts).`,
@@ -79,11 +86,14 @@ export function suiteProbeChallenge(x402: Pick<X402Service, "challengeFor">, bas
 /** POST /api/x402-suite: the agents' way to buy (or start, within the free cap) a suite job. */
 export function suitePurchaseRoutes(app: App, deps: { purchase: SuitePurchase; identities: IdentityService }) {
   // An unpaid probe with an empty body gets the 402 (x402 indexers probe that way), not a 400.
+  // Both 402 dialects at the edge (src/payments/mpp/http.ts): x402 unchanged, MPP challenges beside it.
+  const edge = new PaymentEdge(app.services.mpp, app.services.x402);
   const probe = async (request: FastifyRequest, reply: FastifyReply) => {
     if (paymentHeader(request.headers as Record<string, string | undefined>) !== undefined) return;
+    if (mppCredentialHeader(request.headers) !== undefined) return;
     if (!isEmptyBody(request.body)) return;
     const challenge = suiteProbeChallenge(app.services.x402, app.services.config.baseUrl);
-    return reply.code(402).headers(challenge.headers).send(challenge.body);
+    return edge.send402(reply, request, suiteProbeItem(app.services.config.baseUrl), challenge);
   };
   app.register(async (instance) => {
     const scope = instance as unknown as App;
@@ -127,32 +137,53 @@ export function suitePurchaseRoutes(app: App, deps: { purchase: SuitePurchase; i
         }
         const token = bodyToken ?? headerToken;
         const identity = token === null ? null : await deps.identities.verify(token);
-        const header = paymentHeader(request.headers as Record<string, string | undefined>);
         const idem = request.headers["idempotency-key"];
-        const outcome = await deps.purchase.x402(
-          input,
-          header?.value,
-          identity,
-          { idempotencyKey: Array.isArray(idem) ? idem[0] : idem },
-          { ip: request.ip },
+        // The quote a refusal names (an MPP credential's, or the body's) gets fresh challenges of both dialects.
+        let presented: Presented = { dialect: "none" };
+        const refused = async () => {
+          const ref =
+            input.quote_id ??
+            (presented.dialect === "mpp" && presented.credential.bound?.kind === "quote"
+              ? presented.credential.bound.ref
+              : undefined);
+          return ref ? deps.purchase.itemOfQuote(ref) : undefined;
+        };
+        presented = await edge.guard(request, refused, async () => edge.read(request));
+        const payment =
+          presented.dialect === "x402"
+            ? presented.header
+            : presented.dialect === "mpp"
+              ? presented.credential
+              : undefined;
+        const outcome = await edge.guard(request, refused, () =>
+          deps.purchase.x402(
+            input,
+            payment,
+            identity,
+            { idempotencyKey: Array.isArray(idem) ? idem[0] : idem },
+            { ip: request.ip },
+          ),
         );
         switch (outcome.kind) {
           case "free":
             return reply.code(200).header("Cache-Control", "private, no-store").send(outcome.body);
           case "quote_challenge":
-            return reply
-              .code(402)
-              .headers(outcome.challenge.headers)
-              .send({ ...outcome.challenge.body, quote: outcome.quote });
+            return edge.send402(reply, request, outcome.item, {
+              headers: outcome.challenge.headers,
+              body: { ...outcome.challenge.body, quote: outcome.quote },
+            });
           case "challenge":
-            return reply.code(402).headers(outcome.challenge.headers).send(outcome.challenge.body);
+            return edge.send402(reply, request, undefined, outcome.challenge);
           case "pending":
             return reply.code(202).headers(outcome.pending.headers).send(outcome.pending.body);
-          default:
+          default: {
+            const body = outcome.purchase.body;
+            const headers = edge.grantedHeaders(presented, outcome.purchase.headers, body.transaction);
             return reply
               .code(200)
-              .headers(outcome.purchase.headers)
-              .send(outcome.purchase.body as never);
+              .headers(headers)
+              .send(body as never);
+          }
         }
       },
     );

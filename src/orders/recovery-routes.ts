@@ -26,6 +26,10 @@ const recoveredSchema = z.object({
       transaction: z.string().nullable(),
       license_key: z.string().nullable(),
       access_url: z.string().nullable(),
+      receipt: z
+        .string()
+        .nullable()
+        .describe("the order's receipt signed by the service (compact JWS, docs/receipts.md); null unless active"),
       created_at: z.string(),
     }),
   ),

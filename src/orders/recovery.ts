@@ -41,6 +41,8 @@ export interface RecoveredOrder {
   transaction: string | null;
   license_key: string | null;
   access_url: string | null;
+  /** The signed receipt of an active order (docs/receipts.md); null otherwise. */
+  receipt: string | null;
   created_at: string;
 }
 
@@ -49,6 +51,8 @@ export interface RecoveryDeps {
   baseChainId: number;
   /** Base RPC client: smart-wallet (ERC-1271 / ERC-6492) signatures need it; plain keys do not. */
   evmClient: () => PublicClient | undefined;
+  /** The signed receipt of an order (src/receipts/facts.ts `orderReceipts`); without it, receipt is null. */
+  receipt?: (order: OrderRow) => string;
 }
 
 export class OrderRecovery {
@@ -178,6 +182,7 @@ export class OrderRecovery {
           transaction: v.transaction,
           license_key: o.status === "active" ? v.license_key : null,
           access_url: o.status === "active" ? this.orders.accessUrl(o.id) : null,
+          receipt: o.status === "active" && this.deps.receipt ? this.deps.receipt(o) : null,
           created_at: v.created_at,
         };
       }),

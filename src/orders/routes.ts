@@ -7,6 +7,7 @@ import type { App } from "../http/types.js";
 import { escapeHtml, wantsHtml } from "../web/html.js";
 import { renderPage } from "../web/layout.js";
 import type { OrderService, OrderView } from "./service.js";
+import type { OrderRow } from "./tables.js";
 
 export const orderViewSchema = z.object({
   order_id: z.string(),
@@ -35,9 +36,19 @@ const entitlementSchema = z.object({
   grants: z.string(),
   product: z.object({ sku: z.string(), name: z.string(), kind: z.string() }),
   links: z.record(z.string(), z.string()),
+  receipt: z
+    .string()
+    .describe(
+      "the order's receipt signed by the service: compact JWS (EdDSA), keys at /.well-known/jwks.json (docs/receipts.md)",
+    ),
 });
 
-function accessHtml(view: OrderView, grants: string, links: Record<string, string>): string {
+function accessHtml(
+  view: OrderView,
+  grants: string,
+  links: Record<string, string>,
+  receipt: { jws: string; download: string },
+): string {
   const e = escapeHtml;
   // labels and human pages for the links of an entitlement (the JSON answer's `links`)
   const ACCESS_LINKS: Record<string, { label: string; page?: { href: string; label: string } }> = {
@@ -88,13 +99,26 @@ ${
 </div>
 ${pages.length > 0 ? `<p class="cluster">${pages.map((p) => `<a class="btn btn-primary" href="${e(p.href)}">${e(p.label)}</a>`).join("")}</p>` : ""}
 ${linkList ? `<h2>Links</h2><ul class="links">${linkList}</ul>` : ""}
+<div class="card result-card" id="receipt-card">
+<h2>Signed receipt</h2>
+<p class="small muted">Proof of this purchase signed by the service (JWS, Ed25519): item, amount, rail, transaction and order. Anyone can check it offline against <a href="/.well-known/jwks.json">/.well-known/jwks.json</a>, e.g. with <code>labphi verify-receipt</code>. It does not open this page.</p>
+<textarea id="receipt" class="mono" readonly rows="6" spellcheck="false" aria-label="Signed receipt (compact JWS)">${e(receipt.jws)}</textarea>
+<p><a class="btn" id="receipt-download" href="${e(receipt.download)}" download>Download receipt (.jws)</a></p>
+</div>
 <div class="notice notice-warn"><p><strong>Keep this address private</strong>: anyone holding it can open this page. Agents get the same as JSON with <code>Accept: application/json</code>.</p></div>`,
   });
 }
 
 export function orderRoutes(
   app: App,
-  deps: { orders: OrderService; catalog: Catalog; requireAdmin: AdminGuard; baseUrl: string },
+  deps: {
+    orders: OrderService;
+    catalog: Catalog;
+    requireAdmin: AdminGuard;
+    baseUrl: string;
+    /** The order's signed receipt (src/receipts/facts.ts `orderReceipts`). */
+    receipt: (order: OrderRow) => string;
+  },
 ) {
   const { orders, catalog } = deps;
 
@@ -116,11 +140,13 @@ export function orderRoutes(
       if (product.kind === "olympiad") links.olympiad = `${deps.baseUrl}/api/olympiad?view=entry`;
       if (view.license_key) links.license = `${deps.baseUrl}/api/licenses/${view.license_key}`;
       reply.header("Cache-Control", "private, no-store");
+      const receipt = deps.receipt(order);
       if (wantsHtml(request.headers.accept)) {
+        const download = `/access/${encodeURIComponent(request.params.token)}/receipt.jws`;
         return reply
           .type("text/html; charset=utf-8")
           .serializer(String)
-          .send(accessHtml(view, product.grants, links) as never);
+          .send(accessHtml(view, product.grants, links, { jws: receipt, download }) as never);
       }
       const { email: _email, ...publicView } = view;
       return {
@@ -128,6 +154,7 @@ export function orderRoutes(
         grants: product.grants,
         product: { sku: product.sku, name: product.name, kind: product.kind },
         links,
+        receipt,
       };
     },
   );

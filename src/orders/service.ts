@@ -72,6 +72,10 @@ export class OrderService {
     private readonly tokenSecret: string,
     /** What each priced-item kind is fulfilled by: products here, quotes by the jobs (src/jobs/service.ts). */
     readonly fulfilment: FulfilmentTable = new FulfilmentTable(),
+    private readonly options: {
+      /** The signed receipt of a fulfilment (src/receipts), added to every purchase answer; null when none. */
+      receipt?: (fulfilled: Pick<Fulfilled, "kind" | "id">) => Promise<string | null>;
+    } = {},
   ) {
     fulfilment.register(productFulfiller(catalog, tokenSecret, this));
   }
@@ -120,8 +124,10 @@ export class OrderService {
   }
 
   /** The answer fields of a fulfilment (order id and access URL; job id, token and links). */
-  fulfilmentView(kind: PricedItem["kind"], id: string): Promise<FulfilmentView> {
-    return this.fulfilment.view(kind, id);
+  async fulfilmentView(kind: PricedItem["kind"], id: string): Promise<FulfilmentView> {
+    const view = await this.fulfilment.view(kind, id);
+    const receipt = this.options.receipt ? await this.options.receipt({ kind, id }) : null;
+    return receipt ? { ...view, receipt } : view;
   }
 
   /**

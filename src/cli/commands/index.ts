@@ -10,6 +10,7 @@ import { profileCommand } from "./profile.js";
 import { restoreCommand } from "./restore.js";
 import { sandboxCommand } from "./sandbox.js";
 import { serveCommand } from "./serve.js";
+import { verifyReceiptCommand } from "./verify-receipt.js";
 import { verifyStandingsCommand } from "./verify-standings.js";
 import { workerCommand } from "./worker.js";
 
@@ -23,6 +24,7 @@ export const COMMANDS: Command[] = [
   benchCommand,
   workerCommand,
   verifyStandingsCommand,
+  verifyReceiptCommand,
   mcpCommand,
   agentCommand,
   sandboxCommand,

@@ -34,6 +34,8 @@ export interface SessionStatus {
   job: { job_id: string; job_token: string; status_url: string; upload_url: string; output_url: string } | null;
   /** Why an unpaid completed session waits (bank debits settle in days). */
   pending_reason: string | null;
+  /** The signed receipt of the paid order or job (null until paid). */
+  receipt: string | null;
 }
 
 /**
@@ -232,10 +234,13 @@ export class CardCheckout {
     if (!local) throw new Problem(404, "session_not_found", `No checkout session ${sessionId} is known here.`);
     let order: OrderView | null = null;
     let accessUrl: string | null = null;
+    let receipt: string | null = null;
     if (local.order_id) {
       const row = await orders.get(local.order_id);
       order = orders.view(row);
       accessUrl = orders.accessUrl(row.id);
+      const v = await orders.fulfilmentView("product", row.id);
+      receipt = typeof v.receipt === "string" ? v.receipt : null;
     }
     let job: SessionStatus["job"] = null;
     if (local.job_id) {
@@ -248,6 +253,7 @@ export class CardCheckout {
         upload_url: String(v.upload_url),
         output_url: String(v.output_url),
       };
+      receipt = typeof v.receipt === "string" ? v.receipt : null;
     }
     return {
       session_id: local.id,
@@ -262,6 +268,7 @@ export class CardCheckout {
         local.status === "awaiting_payment"
           ? "The payment method settles later (for example a US bank debit, which takes up to 4 business days). Access is granted when the payment succeeds; this page shows it then."
           : null,
+      receipt,
     };
   }
 

@@ -24,6 +24,7 @@ export const sessionStatusSchema = z.object({
     .nullable()
     .describe("a paid suite quote's job (null for products)"),
   pending_reason: z.string().nullable(),
+  receipt: z.string().nullable().describe("the signed purchase receipt (JWS, EdDSA) once paid (docs/receipts.md)"),
 });
 
 const webhookAnswer = z.object({

@@ -84,6 +84,10 @@ export function claimRoutes(app: App, deps: { claims: ClaimService }) {
             order_id: z.string().nullable(),
             order_status: z.string().nullable(),
             access_url: z.string().nullable(),
+            receipt: z
+              .string()
+              .nullable()
+              .describe("the signed purchase receipt (JWS, EdDSA) once approved (docs/receipts.md)"),
             reason: z.string().nullable(),
           }),
           400: problemSchema,

@@ -93,16 +93,22 @@ export async function publicStatus(ctx: ClaimContext, id: string) {
   const receipt = claimReceipt(ctx.config, row);
   let accessUrl: string | null = null;
   let orderStatus: string | null = null;
+  let signed: string | null = null;
   if (row.order_id) {
     const order = await ctx.orders.get(row.order_id);
     orderStatus = order.status;
-    if (order.status === "active") accessUrl = ctx.orders.accessUrl(order.id);
+    if (order.status === "active") {
+      accessUrl = ctx.orders.accessUrl(order.id);
+      const v = await ctx.orders.fulfilmentView("product", order.id);
+      signed = typeof v.receipt === "string" ? v.receipt : null;
+    }
   }
   return {
     ...receipt,
     order_id: row.order_id,
     order_status: orderStatus,
     access_url: accessUrl,
+    receipt: signed,
     reason: row.state === "rejected" ? row.reason : null,
   };
 }
