@@ -7,7 +7,14 @@ import { writeSync } from "node:fs";
  * LABPHI_CRASH_AT is set (src/config.ts), and `crashPoint` does nothing there either.
  */
 
-export const CRASH_POINTS = ["before_settle", "after_settle", "after_grant"] as const;
+export const CRASH_POINTS = [
+  "before_settle",
+  "after_settle",
+  "after_grant",
+  // refunds (src/refunds/service.ts): the signed transaction is stored, not yet sent / sent, not yet recorded
+  "refund_before_broadcast",
+  "refund_after_broadcast",
+] as const;
 export type CrashPoint = (typeof CRASH_POINTS)[number];
 
 /** Why the environment's LABPHI_CRASH_AT cannot be accepted, or undefined when it can (or is unset). */

@@ -5,6 +5,7 @@ import type { Config } from "../../config.js";
 import { conflict, Problem, unavailable } from "../../http/problem.js";
 import { type PricedItem, productItem } from "../../orders/priced-item.js";
 import type { OrderService } from "../../orders/service.js";
+import { refundPolicy } from "../../refunds/policy.js";
 import { x402NotConfiguredDetail } from "../readiness.js";
 import { paymentIdentifierDeclaration } from "./buyer.js";
 import type { Rejection } from "./evm.js";
@@ -201,6 +202,7 @@ export class X402Answers {
         ? `Pay ${single.amountUsd} USD (${single.amountUnits} atomic USDC units) on one of the accepted rails, then repeat this request with the proof in PAYMENT-SIGNATURE or X-PAYMENT.`
         : 'Send { "sku": "<sku or alias>" } to get the challenge for one product; every product and rail is listed in accepts.');
     const resource = single?.resource ?? this.resourceUrl();
+    const refund = refundPolicy(this.config);
     const paymentRequired = {
       x402Version: 2,
       error: code,
@@ -219,6 +221,8 @@ export class X402Answers {
         // Send an id with the payment (or an Idempotency-Key header): a replay of a settled proof
         // is answered with its order only when it carries the same one.
         "payment-identifier": paymentIdentifierDeclaration(),
+        // The refund terms: the payer may ask within the window, signing with the paying wallet.
+        ...(refund ? { refund } : {}),
       },
     };
     return {
