@@ -46,6 +46,8 @@ interface RequestFacts {
   email: string | null;
   note: string | null;
   agent_id: string | null;
+  /** The 402 dialect that carried the proof (absent on rows written before MPP: x402). */
+  protocol?: "x402" | "mpp";
 }
 
 export interface ProofGrantDeps {
@@ -272,6 +274,7 @@ export class ProofGrant {
               amount_units: row.amount_units,
               proof_kind: row.kind,
               note: request.note,
+              protocol: request.protocol ?? "x402",
             },
           },
           trx,

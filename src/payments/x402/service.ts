@@ -45,7 +45,7 @@ interface Ctx {
   item: PricedItem;
   rail: X402Rail & { payTo: string };
   requirements: V2Requirements;
-  request: { email: string | null; note: string | null; agent_id: string | null };
+  request: { email: string | null; note: string | null; agent_id: string | null; protocol: "x402" | "mpp" };
 }
 
 export class X402Service {
@@ -154,7 +154,12 @@ export class X402Service {
    */
   async buyProof(
     item: PricedItem,
-    input: { email?: string | null | undefined; note?: string | null | undefined },
+    input: {
+      email?: string | null | undefined;
+      note?: string | null | undefined;
+      /** The 402 dialect that carried the proof (recorded on the order; default x402). */
+      protocol?: "x402" | "mpp" | undefined;
+    },
     proof: ParsedProof,
     secrets: BuyerSecrets = {},
   ): Promise<PurchaseOutcome> {
@@ -175,7 +180,7 @@ export class X402Service {
       item,
       rail,
       requirements: v2Requirements(rail, item.amountUnits, this.settlement.feePayer()),
-      request: { email, note, agent_id: agent?.[1] ?? null },
+      request: { email, note, agent_id: agent?.[1] ?? null, protocol: input.protocol ?? "x402" },
     };
     const fingerprint = createHash("sha256")
       .update(JSON.stringify([item.kind === "product" ? item.sku : `quote:${item.ref}`, email, note]))
