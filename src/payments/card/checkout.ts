@@ -111,20 +111,7 @@ export class CardCheckout {
     const base = this.ctx.config.baseUrl;
     const params: Stripe.Checkout.SessionCreateParams = {
       mode: "payment",
-      line_items: [
-        {
-          quantity: 1,
-          price_data: {
-            currency: "usd",
-            unit_amount: item.amountCents,
-            product_data: {
-              name: item.name,
-              description: item.description,
-              metadata: { item_kind: item.kind, item_ref: item.ref },
-            },
-          },
-        },
-      ],
+      line_items: oneLine(item.amountCents, item.name, item.description, { item_kind: item.kind, item_ref: item.ref }),
       customer_email: email.trim(),
       // A suite quote's buyer comes back to the jobs pages: /jobs/paid shows the job and its token.
       success_url: `${base}/jobs/paid?session_id={CHECKOUT_SESSION_ID}`,
@@ -146,16 +133,7 @@ export class CardCheckout {
     const base = this.ctx.config.baseUrl;
     const params: Stripe.Checkout.SessionCreateParams = {
       mode: "payment",
-      line_items: [
-        {
-          quantity: 1,
-          price_data: {
-            currency: "usd",
-            unit_amount: product.amountCents,
-            product_data: { name: product.name, description: product.blurb, metadata: { sku: product.sku } },
-          },
-        },
-      ],
+      line_items: oneLine(product.amountCents, product.name, product.blurb, { sku: product.sku }),
       customer_email: email,
       success_url: `${base}/pay/success?session_id={CHECKOUT_SESSION_ID}`,
       cancel_url: `${base}/pay/cancel?sku=${encodeURIComponent(product.sku)}`,
@@ -285,4 +263,19 @@ export class CardCheckout {
     this.lastRead.set(sessionId, now);
     return true;
   }
+}
+
+/** One line item at a price we set (integer cents, USD): the only amount a session can charge. */
+function oneLine(
+  amountCents: number,
+  name: string,
+  description: string,
+  metadata: Record<string, string>,
+): Stripe.Checkout.SessionCreateParams.LineItem[] {
+  return [
+    {
+      quantity: 1,
+      price_data: { currency: "usd", unit_amount: amountCents, product_data: { name, description, metadata } },
+    },
+  ];
 }
