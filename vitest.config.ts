@@ -30,6 +30,7 @@ const UNIT = [
   "test/olympiad/ratio.test.ts",
   "test/olympiad/season.test.ts",
   "test/olympiad/tally.test.ts",
+  "test/payments/card/webhook-events.test.ts",
   "test/agent/budget.test.ts",
 ];
 
@@ -64,8 +65,10 @@ const STORAGE = [
   "test/ops/ops.test.ts",
   "test/payments/card/checkout.test.ts",
   "test/payments/card/load.test.ts",
+  "test/payments/card/refunds.test.ts",
   "test/payments/card/webhook.test.ts",
   "test/payments/manual/claims.test.ts",
+  "test/refunds/svm.test.ts",
   "test/security/vote-stuffing.test.ts",
 ];
 

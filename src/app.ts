@@ -40,6 +40,8 @@ import { claimRoutes } from "./payments/manual/routes.js";
 import { paymentsMatrixRoutes, routeTableLookup } from "./payments/matrix/routes.js";
 import { warnHalfConfiguredRails } from "./payments/readiness.js";
 import { x402Routes } from "./payments/x402/routes.js";
+import { receiptRoutes } from "./receipts/routes.js";
+import { refundRoutes } from "./refunds/routes.js";
 import { buildServices, type Services } from "./services.js";
 import { homePage } from "./web/pages/home.js";
 import { jobsPages } from "./web/pages/jobs.js";
@@ -77,6 +79,9 @@ export const EXPOSED_HEADERS = [
   "PAYMENT-REQUIRED",
   "PAYMENT-RESPONSE",
   "X-PAYMENT-RESPONSE",
+  // MPP (src/payments/mpp/http.ts): the challenges of a 402 and the receipt of a paid answer
+  "WWW-Authenticate",
+  "Payment-Receipt",
   "X-Request-Id",
   "Retry-After",
   "Location",
@@ -166,6 +171,8 @@ export async function buildApp(options: AppOptions): Promise<App> {
       "Content-Type",
       "X-PAYMENT",
       "PAYMENT-SIGNATURE",
+      "Payment-Authorization",
+      "Accept-Payment",
       "X-Request-Id",
       "Authorization",
       "Accept",
@@ -201,9 +208,11 @@ export async function buildApp(options: AppOptions): Promise<App> {
 
   opsRoutes(app, { db, metrics });
   catalogRoutes(app, { catalog, config });
-  orderRoutes(app, { orders, catalog, requireAdmin, baseUrl: config.baseUrl });
+  orderRoutes(app, { orders, catalog, requireAdmin, baseUrl: config.baseUrl, receipt: built.orderReceipt });
+  receiptRoutes(app, { receipts: built.receipts, orders, orderReceipt: built.orderReceipt });
   licenseRoutes(app, { licenses: built.licenses });
   recoveryRoutes(app, { recovery: built.recovery });
+  refundRoutes(app, { refunds: built.refunds, requireAdmin });
   cardRoutes(app, { card });
   claimRoutes(app, { claims });
   x402Routes(app, { x402, config, requireAdmin });
@@ -279,5 +288,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
   await app.ready();
   // Recover x402 proofs left between settlement and order (crash, timeout), then keep reconciling.
   await x402.start(config.env === "test" ? 0 : 30_000);
+  // Refunds left between signing and confirmation (crash, timeout): the stored transaction decides.
+  await built.refunds.start(config.env === "test" ? 0 : 30_000);
   return app;
 }

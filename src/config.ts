@@ -2,6 +2,7 @@ import os from "node:os";
 import path from "node:path";
 import { z } from "zod";
 import { crashSettingError } from "./ops/crash-points.js";
+import { parsePublicKey, parseSigningKey } from "./receipts/service.js";
 
 /**
  * The one typed reading of the environment. Every setting the service reads is
@@ -150,6 +151,15 @@ const envSchema = z.object({
   X402_RPC_TIMEOUT_SECONDS: intIn(1, 120, 10),
   X402_SVM_MAX_COMPUTE_UNITS: intIn(1_000, 1_400_000, 40_000),
   X402_SVM_MAX_COMPUTE_UNIT_PRICE: intIn(0, 5_000_000, 500_000),
+  // refunds (issue #22 item 4, src/refunds): wallets that send on-chain refunds, buyer window, policy
+  REFUND_EVM_KEY: optionalString.refine((v) => v === undefined || /^0x[0-9a-fA-F]{64}$/.test(v), {
+    message: "must be a 0x-prefixed 32-byte hex private key",
+  }),
+  REFUND_SVM_KEY: optionalString.refine((v) => v === undefined || base58.test(v), {
+    message: "must be a base58-encoded 64-byte secret key",
+  }),
+  REFUND_WINDOW_HOURS: intIn(0, 24 * 365, 72),
+  REFUND_AUTO_APPROVE_HOURS: intIn(0, 24 * 365, 0),
 
   // card rails (Stripe)
   STRIPE_SECRET_KEY: optionalString.refine((v) => v === undefined || /^(sk|rk)_(test|live)_[A-Za-z0-9]+$/.test(v), {
@@ -179,6 +189,9 @@ const envSchema = z.object({
   DATASET_PRINT_SECRET: optionalString.refine((v) => v === undefined || v.length >= 32, {
     message: "must be at least 32 characters",
   }),
+  // signed receipts (src/receipts, docs/receipts.md): the Ed25519 key (checked in loadConfig) and retired public keys
+  RECEIPT_SIGNING_KEY: optionalString,
+  RECEIPT_RETIRED_KEYS: optionalString,
 
   // suite quotes (src/jobs/quotes.ts)
   SUITE_QUOTE_TTL_SECONDS: intIn(60, 7 * 24 * 3600, 1800),
@@ -292,6 +305,15 @@ export interface Config {
     /** Solana: largest SetComputeUnitPrice accepted, micro-lamports per compute unit. */
     svmMaxComputeUnitPrice: number;
   };
+  /** On-chain refunds (src/refunds): without a chain's key its refunds are recorded as owed. */
+  refunds: {
+    evmKey: string | undefined;
+    svmKey: string | undefined;
+    /** A buyer may request a refund this long after the order (0 = no buyer requests). */
+    windowHours: number;
+    /** Buyer requests of unused entitlements this young are approved without an operator (0 = off). */
+    autoApproveHours: number;
+  };
   stripe: {
     secretKey: string | undefined;
     webhookSecret: string | undefined;
@@ -325,6 +347,13 @@ export interface Config {
   paymentLinkIds: Record<string, string>;
   /** Key of dataset prints; when unset (not in production) a generated one in DATA_DIR/secrets.json (src/secrets.ts). */
   datasetPrintSecret: string | undefined;
+  /** Signed receipts (docs/receipts.md). */
+  receipts: {
+    /** RECEIPT_SIGNING_KEY; when unset (not in production) a generated one in DATA_DIR/secrets.json. */
+    signingKey: string | undefined;
+    /** RECEIPT_RETIRED_KEYS: public keys of earlier signing keys, still in the JWKS. */
+    retiredKeys: string[];
+  };
   /** Object storage of suite job data (S3_*); undefined: files under DATA_DIR/jobs (src/jobs/storage). */
   s3: S3Settings | undefined;
   /** Suite quotes (src/jobs/quotes.ts). */
@@ -428,6 +457,26 @@ const S3_SETTINGS = [
  * S3_*: all unset → files under DATA_DIR; S3_BUCKET set → S3. A block given by halves refuses to
  * start, naming the missing setting: job data must not land on one machine's disk by accident.
  */
+/** What a production start without RECEIPT_SIGNING_KEY is told (src/secrets.ts says the same). */
+export const RECEIPT_KEY_PROBLEM =
+  "required when NODE_ENV=production: an Ed25519 private key, a base64url 32-byte seed or a PKCS#8 PEM (docs/receipts.md)";
+
+/** RECEIPT_RETIRED_KEYS: comma-separated Ed25519 public keys (base64url `x`, or SPKI PEM). */
+function retiredReceiptKeys(value: string | undefined): string[] {
+  const keys = (value ?? "")
+    .split(",")
+    .map((k) => k.trim())
+    .filter((k) => k.length > 0);
+  keys.forEach((k, i) => {
+    try {
+      parsePublicKey(k);
+    } catch (err) {
+      throw new ConfigError("RECEIPT_RETIRED_KEYS", `key ${i + 1} ${(err as Error).message}`);
+    }
+  });
+  return keys;
+}
+
 function s3Settings(e: Env): S3Settings | undefined {
   const given = S3_SETTINGS.filter((name) => e[name] !== undefined);
   if (given.length === 0) return undefined;
@@ -502,6 +551,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
         );
       }
     }
+    if (e.RECEIPT_SIGNING_KEY === undefined) throw new ConfigError("RECEIPT_SIGNING_KEY", RECEIPT_KEY_PROBLEM);
+  }
+  if (e.RECEIPT_SIGNING_KEY !== undefined) {
+    try {
+      parseSigningKey(e.RECEIPT_SIGNING_KEY);
+    } catch (err) {
+      throw new ConfigError("RECEIPT_SIGNING_KEY", (err as Error).message);
+    }
   }
   if (
     e.CONNECTION_TIMEOUT_SECONDS !== undefined &&
@@ -561,6 +618,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       svmMaxComputeUnits: e.X402_SVM_MAX_COMPUTE_UNITS,
       svmMaxComputeUnitPrice: e.X402_SVM_MAX_COMPUTE_UNIT_PRICE,
     },
+    refunds: {
+      evmKey: e.REFUND_EVM_KEY,
+      svmKey: e.REFUND_SVM_KEY,
+      windowHours: e.REFUND_WINDOW_HOURS,
+      autoApproveHours: e.REFUND_AUTO_APPROVE_HOURS,
+    },
     stripe: {
       secretKey: e.STRIPE_SECRET_KEY,
       webhookSecret: e.STRIPE_WEBHOOK_SECRET,
@@ -584,6 +647,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     paymentLinks,
     paymentLinkIds,
     datasetPrintSecret: e.DATASET_PRINT_SECRET,
+    receipts: { signingKey: e.RECEIPT_SIGNING_KEY, retiredKeys: retiredReceiptKeys(e.RECEIPT_RETIRED_KEYS) },
     s3: s3Settings(e),
     suiteQuotes: { ttlSeconds: e.SUITE_QUOTE_TTL_SECONDS },
     suiteFree: {

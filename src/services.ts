@@ -22,11 +22,18 @@ import { Teams } from "./olympiad/teams.js";
 import { LicenseService } from "./orders/license-routes.js";
 import { OrderRecovery } from "./orders/recovery.js";
 import { OrderService } from "./orders/service.js";
+import type { OrderRow } from "./orders/tables.js";
 import { CardService } from "./payments/card/service.js";
 import { stripeClient } from "./payments/card/stripe.js";
 import { ClaimService } from "./payments/manual/service.js";
+import { MppService } from "./payments/mpp/service.js";
 import { X402Service } from "./payments/x402/service.js";
-import { serviceKeys } from "./secrets.js";
+import { orderReceiptContext, orderReceipts } from "./receipts/facts.js";
+import { purchaseReceipts } from "./receipts/purchase.js";
+import type { Receipts } from "./receipts/service.js";
+import { receiptsFor } from "./receipts/setup.js";
+import { RefundService } from "./refunds/service.js";
+import { mppChallengeKey, serviceKeys } from "./secrets.js";
 
 /**
  * The composition root of the domain: builds every service from the settings, the database and a
@@ -57,10 +64,16 @@ export interface Services {
   card: CardService;
   claims: ClaimService;
   x402: X402Service;
+  /** MPP (WWW-Authenticate: Payment), the second 402 dialect over the x402 ledger (src/payments/mpp). */
+  mpp: MppService;
   engine: EngineService;
   identities: IdentityService;
   licenses: LicenseService;
   recovery: OrderRecovery;
+  /** Signs purchase receipts and publishes their public keys (src/receipts, docs/receipts.md). */
+  receipts: Receipts;
+  /** The receipt of a stored order, rebuilt from the row (the same bytes on every call). */
+  orderReceipt: (order: OrderRow) => string;
   jobs: JobService;
   quotes: QuoteService;
   suitePurchase: SuitePurchase;
@@ -89,6 +102,8 @@ export interface Services {
   /** Olympiad records on hash chain `olympiad`, standings and their documents (src/olympiad/records.ts). */
   olympiadRecords: OlympiadRecords;
   // olympiad service fields: O4 end
+  /** Refunds, exactly once per order, and their reconciler (src/refunds). */
+  refunds: RefundService;
   /** Stops the runner (running segments finish or go back to the queue), the reconciler and the object store. */
   close(): Promise<void>;
 }
@@ -100,12 +115,36 @@ export async function buildServices(options: ServiceOptions): Promise<Services> 
 
   // Service keys: environment, or DATA_DIR/secrets.json outside production; never the database.
   const keys = await serviceKeys(config, db.kysely, log);
-  const orders = new OrderService(db.kysely, catalog, config.baseUrl, keys.accessToken);
+  const receipts = receiptsFor(keys.receiptSigning, config);
+  // Every purchase answer carries its signed receipt (built at request time, from stored facts).
+  const receiptContext = orderReceiptContext(config);
+  const orders: OrderService = new OrderService(db.kysely, catalog, config.baseUrl, keys.accessToken, undefined, {
+    receipt: (fulfilled) => purchaseReceipt(fulfilled),
+  });
+  const orderReceipt = orderReceipts(receipts, orders, receiptContext);
+  const purchaseReceipt = purchaseReceipts({
+    db: db.kysely,
+    sign: (facts) => receipts.sign(facts),
+    orderReceipt,
+    order: (id) => orders.get(id),
+    ctx: receiptContext,
+  });
   const card = new CardService(db.kysely, orders, catalog, config, stripeClient(config));
   const claims = new ClaimService(db.kysely, orders, catalog, config);
   // Reads the Base chain id (refuses to start on a mismatch) and sets up the facilitator.
   const x402 = new X402Service(db.kysely, config, catalog, orders, log);
   await x402.init();
+  // refunds (issue #22 item 4): cards through CardService.refundOrder, chains from the refund wallets
+  const refunds = new RefundService({
+    db: db.kysely,
+    orders,
+    config,
+    log,
+    cardRefunder: card,
+    evmClient: () => x402.settlement.evmClient,
+  });
+  await refunds.init();
+  const mpp = new MppService(config, x402, mppChallengeKey(keys));
   const identities = new IdentityService(db.kysely, keys.identityToken, config.identity.tokenTtlDays, undefined, {
     perIpPerDay: config.identity.issuePerIpPerDay,
   });
@@ -116,26 +155,14 @@ export async function buildServices(options: ServiceOptions): Promise<Services> 
     baseUrl: config.baseUrl,
     baseChainId: config.x402.baseChainId,
     evmClient: () => x402.settlement.evmClient,
+    receipt: orderReceipt,
   });
 
-  // Suite jobs: a paid quote buys its job through the order core; x402 and card answer with it.
-  const jobs = new JobService(db.kysely, config.baseUrl, keys.accessToken);
-  // Free volume per caller (issue #21): the client IP is kept as a keyed hash (the identity-token key).
+  // Suite jobs. Free volume per caller (issue #21): the client IP is kept as a keyed hash (the identity-token key).
   const quotes = new QuoteService(db.kysely, {
     ttlSeconds: config.suiteQuotes.ttlSeconds,
     anonFreeBytesPerDay: config.suiteFree.anonBytesPerDay,
     ipKey: keys.identityToken,
-  });
-  orders.setQuoteFulfiller(async (quoteId, paid, trx) => jobs.fulfilQuote(quoteId, paid, trx));
-  jobs.usage = quotes.usage;
-  x402.jobs = jobs;
-  card.jobs = jobs;
-  const suitePurchase = new SuitePurchase(db.kysely, quotes, jobs, x402, card, config.baseUrl, {
-    limits: {
-      runningPerCaller: config.suiteFree.runningPerCaller,
-      queuedPerCaller: config.suiteFree.queuedPerCaller,
-      queueBytes: config.suiteFree.queueBytes,
-    },
   });
   const {
     storage,
@@ -150,28 +177,35 @@ export async function buildServices(options: ServiceOptions): Promise<Services> 
     warn: (line) => log.warn(line),
     // job data expires (JOB_RETENTION_HOURS); the service also cleans its tus spool
     sweep: true,
+    // a decompress job whose records declare more than its quote is refused with a fresh quote (issue #21)
+    requote: (job, bytes) =>
+      quotes.quote(
+        {
+          product: job.product as SuiteRequest["product"],
+          dataClass: job.data_class as SuiteRequest["dataClass"],
+          op: "decompress",
+          level: job.level as SuiteRequest["level"],
+          bytes,
+          ...(job.email ? { email: job.email } : {}),
+        },
+        job.identity_id ? { id: job.identity_id } : null,
+      ),
   });
-  jobs.scheduler = runner;
-  jobs.retentionHours = config.jobData.retentionHours;
-  // a decompress job whose records declare more than its quote is refused with a fresh quote (issue #21)
-  runner.requote = (job, bytes) =>
-    quotes.quote(
-      {
-        product: job.product as SuiteRequest["product"],
-        dataClass: job.data_class as SuiteRequest["dataClass"],
-        op: "decompress",
-        level: job.level as SuiteRequest["level"],
-        bytes,
-        ...(job.email ? { email: job.email } : {}),
-      },
-      job.identity_id ? { id: job.identity_id } : null,
-    );
+  // A paid quote buys its job through the order core: the jobs register their fulfiller in its table.
+  const jobs = new JobService(db.kysely, config.baseUrl, keys.accessToken, {
+    scheduler: runner,
+    usage: quotes.usage,
+    retentionHours: config.jobData.retentionHours,
+    fulfilment: orders.fulfilment,
+  });
+  const suitePurchase = new SuitePurchase(db.kysely, quotes, jobs, x402, card, config.baseUrl, {
+    limits: {
+      runningPerCaller: config.suiteFree.runningPerCaller,
+      queuedPerCaller: config.suiteFree.queuedPerCaller,
+      queueBytes: config.suiteFree.queueBytes,
+    },
+  });
 
-  // olympiad: documents (O1) begin
-  // The proposals view is the governance service's (built below; called only at request time).
-  const olympiad = new OlympiadDocuments({ config, catalog, providers: tableProviders(db.kysely) });
-  olympiad.use({ proposals: (page) => governance.proposalsView(page) });
-  // olympiad: documents (O1) end
   // olympiad: participants, entry, teams (O2) begin
   const participants = new Participants(db.kysely, {
     baseUrl: config.baseUrl,
@@ -196,11 +230,18 @@ export async function buildServices(options: ServiceOptions): Promise<Services> 
   const olympiadRecords = new OlympiadRecords(db.kysely, config, (actor, action, subject, detail, trx) =>
     orders.audit(actor, action, subject, detail, trx),
   );
-  olympiad.use({
-    records: () => olympiadRecords.recordsView(),
-    eventsCompleted: (seasonId) => olympiadRecords.eventsCompleted(seasonId),
-  });
   // olympiad: records, standings, hash chain (O4) end
+  // olympiad: documents (O1): the proposals view is the governance service's, the records the records service's
+  const olympiad = new OlympiadDocuments({
+    config,
+    catalog,
+    providers: {
+      ...tableProviders(db.kysely),
+      proposals: (page) => governance.proposalsView(page),
+      records: () => olympiadRecords.recordsView(),
+      eventsCompleted: (seasonId) => olympiadRecords.eventsCompleted(seasonId),
+    },
+  });
 
   let closed: Promise<void> | undefined;
   return {
@@ -211,10 +252,13 @@ export async function buildServices(options: ServiceOptions): Promise<Services> 
     card,
     claims,
     x402,
+    mpp,
     engine,
     identities,
     licenses,
     recovery,
+    receipts,
+    orderReceipt,
     jobs,
     quotes,
     suitePurchase,
@@ -235,10 +279,12 @@ export async function buildServices(options: ServiceOptions): Promise<Services> 
     // olympiad returned services: O4 begin
     olympiadRecords,
     // olympiad returned services: O4 end
+    refunds,
     close() {
       closed ??= (async () => {
         await closeJobs({ graceMs: 5_000 });
         await x402.stop();
+        await refunds.stop();
       })();
       return closed;
     },

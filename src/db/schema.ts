@@ -11,6 +11,7 @@ import type { OrderTables } from "../orders/tables.js";
 import type { CardTables } from "../payments/card/tables.js";
 import type { ClaimTables } from "../payments/manual/tables.js";
 import type { X402Tables } from "../payments/x402/tables.js";
+import type { RefundTables } from "../refunds/tables.js";
 import type { HashChainTables } from "./hash-chain-tables.js";
 import type { IpDailyTables } from "./ip-daily.js";
 import type { SettingsTables } from "./settings.js";
@@ -27,4 +28,5 @@ export interface Database
     OlympiadTables,
     HashChainTables,
     RateLimitTables,
-    IpDailyTables {}
+    IpDailyTables,
+    RefundTables {}

@@ -50,6 +50,11 @@ export function agentCard(ctx: DiscoveryContext) {
           description: `Paid skills answer HTTP 402 (or an MCP tool error) with x402 v2 payment requirements: USDC on ${networks.join(" and ")}, scheme exact.`,
           required: false,
         },
+        {
+          uri: "https://paymentauth.org",
+          description: `The same paid HTTP routes also answer 402 with MPP challenges (WWW-Authenticate: Payment, intent charge; methods evm on Base and solana, USDC): retry with Authorization: Payment <credential> (Payment-Authorization where Authorization carries a bearer token); the answer carries Payment-Receipt.`,
+          required: false,
+        },
       ],
     },
     securitySchemes: {

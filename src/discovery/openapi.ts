@@ -92,6 +92,20 @@ function bounds(path: string, cents: number[]) {
   };
 }
 
+/** MPP offers of a paid operation (`evm` on Base, `solana` on Solana: charge, USDC), none when no rail is configured. */
+function mppOffers(ctx: DiscoveryContext, what: string) {
+  const offers = ctx.x402.rails
+    .filter((r) => r.configured)
+    .map((r) => ({
+      method: r.chain === "base" ? "evm" : "solana",
+      intent: "charge",
+      currency: r.asset,
+      amount: null,
+      description: `USDC (6 decimals) to ${r.payTo} on ${r.network}: ${what}, named by the 402's WWW-Authenticate: Payment challenge; retry with Authorization (or Payment-Authorization): Payment <credential>.`,
+    }));
+  return offers.length > 0 ? { offers } : {};
+}
+
 /**
  * `x-payment-info` of one paid operation: x402scan's `price` and `protocols`, plus the x402 facts
  * an indexer needs without calling the route: protocol x402 v2, scheme exact, and per rail the
@@ -107,6 +121,9 @@ export function paymentInfo(ctx: DiscoveryContext, path: string, pricing: string
   return {
     price,
     protocols: [{ x402: { version: 2, scheme: "exact", networks } }],
+    // MPP (`WWW-Authenticate: Payment`, src/payments/mpp): the offers of MPP's discovery format (mppx
+    // `discovery`), one per configured rail; the amount is the item's, named by the 402 (null: per sku / quote).
+    ...mppOffers(ctx, b.mode === "range" ? "one price per sku" : "the quote of the request"),
     protocol: "x402",
     x402Version: 2,
     scheme: "exact",

@@ -40,6 +40,7 @@ export function llmsTxt(ctx: DiscoveryContext): string {
   const lines: string[] = [`# ${SERVICE_NAME}`, "", `> ${SUMMARY}`, ""];
   lines.push(...x402Notes(ctx).map((n) => `- ${n}`));
   lines.push(
+    "- MPP too: every paid route's 402 also carries `WWW-Authenticate: Payment` challenges (methods `evm` on Base and `solana`, intent `charge`, same price); retry with `Authorization: Payment <credential>` (or `Payment-Authorization` where Authorization holds a bearer token) and keep an `Idempotency-Key`; the answer carries `Payment-Receipt`.",
     `- Humans pay by hosted card checkout, payment links, manual crypto or wire invoice; see the payments matrix.`,
     `- Discovery version ${VERSIONS.discovery}, API ${VERSIONS.api}. Errors are RFC 9457 problem details with a stable code.`,
     "",

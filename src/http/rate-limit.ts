@@ -40,6 +40,9 @@ export const RATE_LIMITED_ROUTES: readonly Limited[] = [
   { method: "POST", path: "/api/ppp-quote", group: "paid" },
   { method: "POST", path: "/api/orders/recover/challenge", group: "checkout" },
   { method: "POST", path: "/api/orders/recover", group: "checkout" },
+  // buyer refund requests (src/refunds): each challenge is a stored row, each request a signature check
+  { method: "POST", path: "/api/orders/:id/refund-request/challenge", group: "checkout" },
+  { method: "POST", path: "/api/orders/:id/refund-request", group: "checkout" },
   // human checkout and claims: each creates a Stripe session or a claim for an operator
   { method: "POST", path: "/api/claims", group: "checkout" },
   { method: "POST", path: "/api/checkout", group: "checkout" },

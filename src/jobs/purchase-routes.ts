@@ -25,7 +25,12 @@ export const jobPurchaseSchema = z.object({
   amount_units: z.string().describe("what was paid, USDC atomic units (0 within the free cap)"),
   rail: z.string().optional(),
   transaction: z.string().optional(),
-  receipt: z.string().optional().describe("the purchase receipt signed by the service: a compact JWS (EdDSA), verifiable offline against /.well-known/jwks.json (docs/receipts.md)"),
+  receipt: z
+    .string()
+    .optional()
+    .describe(
+      "the purchase receipt signed by the service: a compact JWS (EdDSA), verifiable offline against /.well-known/jwks.json (docs/receipts.md)",
+    ),
   quote: quoteViewSchema.optional(),
 });
 

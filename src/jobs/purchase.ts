@@ -1,8 +1,9 @@
 import type { Kysely } from "kysely";
 import type { Database } from "../db/schema.js";
 import { Problem } from "../http/problem.js";
-import { quoteItem } from "../orders/priced-item.js";
+import { type PricedItem, quoteItem } from "../orders/priced-item.js";
 import type { CardService, CheckoutResult } from "../payments/card/service.js";
+import type { VerifiedCredential } from "../payments/mpp/service.js";
 import type { BuyerSecrets, Challenge, PurchaseOutcome, X402Service } from "../payments/x402/service.js";
 import {
   callerOfQuote,
@@ -57,7 +58,7 @@ export interface SuitePurchaseOptions {
 
 export type SuiteOutcome =
   | { kind: "free"; body: FreeJob }
-  | { kind: "quote_challenge"; challenge: Challenge; quote: QuoteView }
+  | { kind: "quote_challenge"; challenge: Challenge; quote: QuoteView; item: PricedItem }
   | PurchaseOutcome;
 
 export class SuitePurchase {
@@ -98,6 +99,11 @@ export class SuitePurchase {
     return { ...session, quote_id: quote.id };
   }
 
+  /** The priced item of a quote (for the MPP challenges of a refusal that names it). */
+  async itemOfQuote(quoteId: string): Promise<PricedItem> {
+    return quoteItem(await this.quotes.get(quoteId), this.resource());
+  }
+
   private resource(): string {
     return `${this.baseUrl}${SUITE_RESOURCE_PATH}`;
   }
@@ -108,23 +114,20 @@ export class SuitePurchase {
    */
   async x402(
     input: SuitePurchaseRequest,
-    header: string | undefined,
+    payment: string | VerifiedCredential | undefined,
     identity: { id: string } | null,
     secrets: BuyerSecrets = {},
     client: QuoteClient = {},
   ): Promise<SuiteOutcome> {
-    if (header === undefined) {
+    if (payment === undefined) {
       // A free quote whose caller's free volume was taken meanwhile (a concurrent request) is
       // quoted again: the new quote is a 402, or free for what is left.
       for (let attempt = 1; ; attempt++) {
         const view = await this.quotes.quote(stripQuoteId(input), identity, client);
         const quote = await this.quotes.get(view.quote_id);
         if (!view.free) {
-          return {
-            kind: "quote_challenge",
-            challenge: this.payments.challengeFor(quoteItem(quote, this.resource())),
-            quote: view,
-          };
+          const item = quoteItem(quote, this.resource());
+          return { kind: "quote_challenge", challenge: this.payments.challengeFor(item), quote: view, item };
         }
         try {
           return { kind: "free", body: await this.startFree(quote, view) };
@@ -135,11 +138,16 @@ export class SuitePurchase {
       }
     }
     // A retry of a proof already in the ledger pays the quote it was reserved for.
-    const known = await this.payments.itemOfProof(header);
+    const mpp = typeof payment === "string" ? undefined : payment;
+    const known = mpp
+      ? await this.payments.itemOfParsedProof(mpp.proof)
+      : await this.payments.itemOfProof(payment as string);
+    // A new MPP credential pays the quote its challenge was issued for (HMAC-bound), unless the body names one.
+    const bound = mpp?.bound?.kind === "quote" && !input.quote_id ? mpp.bound.ref : undefined;
     const quote =
       known?.kind === "quote" && known.ref
         ? await this.quotes.get(known.ref)
-        : await this.quoteFor(input, identity, client);
+        : await this.quoteFor(bound ? { ...input, quote_id: bound } : input, identity, client);
     if (known?.kind === "quote") this.quotes.assertMatches(quote, input);
     if (quote.amount_units === "0") {
       throw new Problem(
@@ -151,7 +159,9 @@ export class SuitePurchase {
     }
     // Its free part must still be the caller's before anything is charged (409, nothing paid).
     if (quote.state === "open") await this.quotes.recheckFreeCap(quote);
-    return this.payments.buy(quoteItem(quote, this.resource()), { email: input.email ?? null }, header, secrets);
+    const item = quoteItem(quote, this.resource());
+    if (mpp) return mpp.buy(item, { email: input.email ?? null }, secrets);
+    return this.payments.buy(item, { email: input.email ?? null }, payment as string, secrets);
   }
 
   /**

@@ -28,6 +28,8 @@ export type McpDeps = Pick<
   rateLimiter?: RateLimiter | undefined;
   /** Reports unexpected (non-problem) failures; never sees secrets. */
   onError?: (err: unknown) => void;
+  /** MPP beside x402 on the paid tools (its MCP transport: challenges and credential in `_meta`); absent: x402 only. */
+  mpp?: Services["mpp"] | undefined;
 };
 
 /** Who is calling, for one request over `/mcp` (absent over stdio: `labphi mcp` is local and not limited). */

@@ -2,7 +2,7 @@ import { z } from "zod";
 import { badRequest, problemSchema } from "../http/problem.js";
 import type { App } from "../http/types.js";
 import type { IdentityService } from "../identity/service.js";
-import { paymentHeader } from "../payments/x402/proof.js";
+import { PaymentEdge } from "../payments/mpp/http.js";
 import {
   actionResultSchema,
   entryGuidanceSchema,
@@ -48,8 +48,13 @@ function identityHeader(headers: Record<string, string | string[] | undefined>):
   return typeof v === "string" && v.trim() !== "" ? v.trim() : null;
 }
 
+/** Olympiad actions authenticate with Authorization: Bearer, so MPP uses Payment-Authorization. */
+const BEARER = { bearer: true } as const;
+
 export function olympiadActionRoutes(app: App, deps: OlympiadActionDeps) {
   const { participants, entry, teams, governance, identities, baseUrl } = deps;
+  // Both 402 dialects at the edge (src/payments/mpp/http.ts): x402 unchanged, MPP challenges beside it.
+  const edge = new PaymentEdge(app.services.mpp, app.services.x402);
   /** The identity of the X-Identity-Token header, verified (401 for a bad one), or null without one. */
   const identityOf = async (headers: Record<string, string | string[] | undefined>) => {
     const token = identityHeader(headers);
@@ -120,20 +125,33 @@ export function olympiadActionRoutes(app: App, deps: OlympiadActionDeps) {
         case "intent":
           return reply.code(200).send(await entry.intent(participant, body.note));
         case "enter": {
-          const header = paymentHeader(request.headers as Record<string, string | undefined>);
+          // Authorization carries the participant token here: an MPP credential comes in Payment-Authorization.
           const idem = request.headers["idempotency-key"];
-          const outcome = await entry.enter(
-            participant,
-            { access_token: body.access_token, access_url: body.access_url },
-            { header: header?.value, idempotencyKey: Array.isArray(idem) ? idem[0] : idem },
+          const item = () => entry.entryItem();
+          const presented = await edge.guard(request, item, async () => edge.read(request, BEARER), BEARER);
+          const outcome = await edge.guard(
+            request,
+            item,
+            () =>
+              entry.enter(
+                participant,
+                { access_token: body.access_token, access_url: body.access_url },
+                {
+                  header: presented.dialect === "x402" ? presented.header : undefined,
+                  mpp: presented.dialect === "mpp" ? presented.credential : undefined,
+                  idempotencyKey: Array.isArray(idem) ? idem[0] : idem,
+                },
+              ),
+            BEARER,
           );
           if (outcome.kind === "pending") {
             return reply.code(202).headers(outcome.pending.headers).send(outcome.pending.body);
           }
           if (outcome.kind === "payment_required") {
-            return reply.code(402).headers(outcome.headers).send(outcome.body);
+            return edge.send402(reply, request, entry.entryItem(), outcome, BEARER);
           }
-          return reply.code(200).headers(outcome.headers).send(outcome.body);
+          const headers = edge.grantedHeaders(presented, outcome.headers, outcome.body.purchase?.transaction ?? "");
+          return reply.code(200).headers(headers).send(outcome.body);
         }
         case "bind_order":
           return reply

@@ -6,9 +6,10 @@ import { isUniqueViolation } from "../db/database.js";
 import type { Executor } from "../db/executor.js";
 import type { Database } from "../db/schema.js";
 import { badRequest, conflict, Problem } from "../http/problem.js";
-import { productItem } from "../orders/priced-item.js";
+import { type PricedItem, productItem } from "../orders/priced-item.js";
 import type { OrderService } from "../orders/service.js";
 import type { OrderRow } from "../orders/tables.js";
+import type { VerifiedCredential } from "../payments/mpp/service.js";
 import { railReadiness } from "../payments/readiness.js";
 import { type Challenge, type Pending, type ProductPurchaseBody, RECOVERY_PATH } from "../payments/x402/answers.js";
 import type { X402Service } from "../payments/x402/service.js";
@@ -131,9 +132,11 @@ export interface EnterInput {
   access_url?: string | undefined;
 }
 
-/** An x402 purchase made inside the call: the payment header and the buyer's Idempotency-Key. */
+/** A purchase made inside the call: the x402 payment header or an MPP credential, and the buyer's Idempotency-Key. */
 export interface EnterPayment {
   header?: string | undefined;
+  /** an MPP credential (Payment-Authorization), already checked to be one of our challenges */
+  mpp?: VerifiedCredential | undefined;
   idempotencyKey?: string | undefined;
 }
 
@@ -239,6 +242,11 @@ export class OlympiadEntry {
     return this.deps.catalog.resolve(ENTRY_SKU);
   }
 
+  /** What an entry purchase pays for (the 402's challenges of both dialects are built from it). */
+  entryItem(): PricedItem {
+    return productItem(this.product(), this.deps.x402.answers.resourceUrl());
+  }
+
   /** Records an intent to enter the current season; idempotent (the first note is kept). */
   async intent(participant: ParticipantRow, note: string | undefined): Promise<IntentBody> {
     const season = this.season();
@@ -270,7 +278,8 @@ export class OlympiadEntry {
     const season = this.season();
     assertRegistrationOpen(season);
     const token = accessTokenOf(input);
-    if (token !== null && payment.header !== undefined) {
+    const paying = payment.header !== undefined || payment.mpp !== undefined;
+    if (token !== null && paying) {
       throw badRequest(
         "entry_proof_ambiguous",
         "Send either an access token (or access URL) of a paid order, or an x402 payment header, not both.",
@@ -282,7 +291,7 @@ export class OlympiadEntry {
       const { entry, created } = await this.attach(participant, season.id, order, "access_token");
       return { kind: "entered", body: this.entered(participant, season.id, entry, created), headers: NO_STORE };
     }
-    if (payment.header !== undefined) return this.buyAndEnter(participant, season.id, payment);
+    if (paying) return this.buyAndEnter(participant, season.id, payment);
     // No proof: an entered participant is told so (nothing to pay); anyone else gets the 402 guidance.
     const current = await entryStore.forParticipant(this.db, participant.id, season.id);
     if (current && current.order_status === "active") {
@@ -357,21 +366,25 @@ export class OlympiadEntry {
     seasonId: string,
     payment: EnterPayment,
   ): Promise<EnterOutcome> {
-    const { x402, catalog } = this.deps;
+    const { x402 } = this.deps;
     // Already entered with an active order: a new payment is refused before anything is settled;
     // a proof the ledger has seen (the retry of the purchase that entered) is answered from it.
     const current = await entryStore.forParticipant(this.db, participant.id, seasonId);
-    if (current && current.order_status === "active" && !(await x402.itemOfProof(payment.header as string))) {
+    const seen = payment.mpp
+      ? await x402.itemOfParsedProof(payment.mpp.proof)
+      : await x402.itemOfProof(payment.header as string);
+    if (current && current.order_status === "active" && !seen) {
       throw alreadyEntered(current);
     }
-    const item = productItem(catalog.resolve(ENTRY_SKU), x402.answers.resourceUrl());
+    const item = this.entryItem();
     const note =
       participant.agent_id !== null && AGENT_NOTE_ID.test(participant.agent_id)
         ? `agent:${participant.agent_id}`
         : null;
-    const outcome = await x402.buy(item, { email: participant.email, note }, payment.header as string, {
-      idempotencyKey: payment.idempotencyKey,
-    });
+    const secrets = { idempotencyKey: payment.idempotencyKey };
+    const outcome = payment.mpp
+      ? await payment.mpp.buy(item, { email: participant.email, note }, secrets)
+      : await x402.buy(item, { email: participant.email, note }, payment.header as string, secrets);
     if (outcome.kind === "pending") return { kind: "pending", pending: outcome.pending };
     if (outcome.kind === "challenge") {
       return {
@@ -499,6 +512,11 @@ export class OlympiadEntry {
       rails_configured: rails,
       how: [
         `Agents (x402): repeat this request with an x402 payment for ${product.sku} (${product.amountUsd} USD) in PAYMENT-SIGNATURE or X-PAYMENT, and an Idempotency-Key; the order is bought and entered in one call.`,
+        ...(x402.configured()
+          ? [
+              "Agents (MPP): pay one of the WWW-Authenticate: Payment challenges of this answer and repeat this request with the credential in Payment-Authorization (Authorization keeps your participant token), and an Idempotency-Key.",
+            ]
+          : []),
         `Humans (card): pay at ${base}/pay?sku=${product.sku}, then send { "action": "enter", "access_token": "<token of your access URL>" } (or "access_url").`,
         `Already paid (any rail): send the access token or access URL of the order. Lost it? Recover orders paid on chain at ${base}${RECOVERY_PATH}/challenge.`,
       ],

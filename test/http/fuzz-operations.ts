@@ -187,6 +187,8 @@ export function bodies(
     });
   return {
     "POST /api/admin/claims/{id}/check": "none",
+    "POST /api/admin/refunds/{id}/approve": "none",
+    "POST /api/orders/{id}/refund-request/challenge": "none",
     "POST /api/stripe/webhook": fc
       .record({
         event: fc.record({

@@ -17,6 +17,8 @@ import * as m0012 from "./0012_governance_standing.js";
 import * as m0013 from "./0013_olympiad_list_indexes.js";
 import * as m0014 from "./0014_rate_limits.js";
 import * as m0015 from "./0015_ip_daily_counts.js";
+import * as m0016 from "./0016_refunds.js";
+import * as m0017 from "./0017_priced_item.js";
 
 export const migrations = {
   "0001_foundation": m0001,
@@ -34,4 +36,6 @@ export const migrations = {
   "0013_olympiad_list_indexes": m0013,
   "0014_rate_limits": m0014,
   "0015_ip_daily_counts": m0015,
+  "0016_refunds": m0016,
+  "0017_priced_item": m0017,
 };

@@ -3,7 +3,7 @@ import type { PaymentRequired } from "@x402/core/types";
 import { z } from "zod";
 import { Problem } from "../../http/problem.js";
 import { controlFree, plainText } from "../../http/text.js";
-import { productItem } from "../../orders/priced-item.js";
+import { type PricedItem, productItem } from "../../orders/priced-item.js";
 import { type Challenge, PaymentRefused } from "../../payments/x402/answers.js";
 import { parsePaymentPayload } from "../../payments/x402/proof.js";
 import type { McpDeps } from "../deps.js";
@@ -59,8 +59,20 @@ export const buyOutputSchema = z.union([orderSchema, paymentRequiredSchema, pend
 
 const IDEMPOTENCY = /^[A-Za-z0-9_-]{16,128}$/;
 
+/** MPP's MCP transport (mppx `Mcp`): the challenges of a payment-required result, the credential, the receipt. */
+export const MPP_PAYMENT_REQUIRED_META = "org.paymentauth/payment-required";
+export const MPP_CREDENTIAL_META = "org.paymentauth/credential";
+export const MPP_RECEIPT_META = "org.paymentauth/receipt";
+
 export function registerBuyTool(server: McpServer, deps: McpDeps): void {
-  const { x402, catalog, config, onError } = deps;
+  const { x402, catalog, config, onError, mpp } = deps;
+  /** Adds MPP's challenges for `item` to a payment-required tool error (x402's answer unchanged). */
+  const withMpp = (result: CallToolResult, item: PricedItem): CallToolResult => {
+    if (!mpp?.configured()) return result;
+    const challenges = mpp.challenges(item);
+    if (challenges.length === 0) return result;
+    return { ...result, _meta: { ...result._meta, [MPP_PAYMENT_REQUIRED_META]: { httpStatus: 402, challenges } } };
+  };
   server.registerTool(
     "buy",
     {
@@ -83,11 +95,38 @@ export function registerBuyTool(server: McpServer, deps: McpDeps): void {
     async (args, ctx) => {
       const { sku, email, note, idempotency_key } = args;
       const payment = ctx.mcpReq._meta?.[PAYMENT_META];
+      const credential = mpp ? ctx.mcpReq._meta?.[MPP_CREDENTIAL_META] : undefined;
       const checkout = `${config.baseUrl}/pay?sku=${encodeURIComponent(sku)}`;
+      let item: PricedItem | undefined;
       try {
         // An unknown sku is a problem before any challenge (the HTTP route's catalog-wide 402 has no tool form).
         const product = catalog.resolve(sku);
-        if (payment === undefined) return paymentRequiredResult(x402.challenge(product), checkout);
+        item = productItem(product, x402.answers.resourceUrl());
+        if (payment !== undefined && credential !== undefined) {
+          throw new Problem(
+            400,
+            "payment_dialect_ambiguous",
+            `Send one payment: _meta["${PAYMENT_META}"] (x402) or _meta["${MPP_CREDENTIAL_META}"] (MPP), not both.`,
+          );
+        }
+        if (credential !== undefined && mpp) {
+          // MPP over MCP: the same verification and ledger as the HTTP credential.
+          const verified = mpp.verifyObject(credential);
+          const outcome = await verified.buy(
+            item,
+            { email: email ?? null, note: note ?? null },
+            { idempotencyKey: idempotency_key },
+          );
+          if (outcome.kind === "challenge") return withMpp(paymentRequiredResult(outcome.challenge, checkout), item);
+          if (outcome.kind === "pending") return pendingResult(outcome.pending.body);
+          const { body, settle, created } = outcome.purchase;
+          const receipt = { ...mpp.receiptOf(verified, body.transaction), challengeId: verified.challenge.id };
+          return okResult(
+            { ...body, created },
+            { _meta: { [PAYMENT_RESPONSE_META]: settle, [MPP_RECEIPT_META]: receipt } },
+          );
+        }
+        if (payment === undefined) return withMpp(paymentRequiredResult(x402.challenge(product), checkout), item);
         if (payment === null || typeof payment !== "object" || Array.isArray(payment)) {
           throw new Problem(400, "invalid_payment", '_meta["x402/payment"] must be an x402 PaymentPayload object.');
         }
@@ -99,29 +138,38 @@ export function registerBuyTool(server: McpServer, deps: McpDeps): void {
           proof,
           { idempotencyKey: idempotency_key },
         );
-        if (outcome.kind === "challenge") return paymentRequiredResult(outcome.challenge, checkout);
-        if (outcome.kind === "pending") {
-          const body = outcome.pending.body;
-          return {
-            isError: true,
-            content: [
-              { type: "text", text: JSON.stringify(body) },
-              { type: "text", text: body.detail },
-            ],
-            structuredContent: body,
-          };
-        }
+        if (outcome.kind === "challenge") return withMpp(paymentRequiredResult(outcome.challenge, checkout), item);
+        if (outcome.kind === "pending") return pendingResult(outcome.pending.body);
         const { body, settle, created } = outcome.purchase;
         return okResult({ ...body, created }, { _meta: { [PAYMENT_RESPONSE_META]: settle } });
       } catch (err) {
         const problem = asProblem(err);
         if (!(err instanceof Problem)) onError?.(err);
-        // A refused payment (402) carries the unchanged requirements: the x402 answer, with the reason.
-        if (err instanceof PaymentRefused) return paymentRequiredResult(err.challenge, checkout, err);
+        // A refused payment (402) carries the unchanged requirements: the x402 answer, with the reason
+        // (and MPP's fresh challenges beside it).
+        if (err instanceof PaymentRefused) {
+          const refused = paymentRequiredResult(err.challenge, checkout, err);
+          return item ? withMpp(refused, item) : refused;
+        }
+        if (err instanceof Problem && err.status === 402 && item && err.code.startsWith("mpp_")) {
+          return withMpp(paymentRequiredResult(x402.challengeFor(item), checkout, err), item);
+        }
         return problemResult(problem);
       }
     },
   );
+}
+
+/** The 202 of a pending settlement as a tool error (retry with the same payment). */
+function pendingResult(body: { detail: string } & Record<string, unknown>): CallToolResult {
+  return {
+    isError: true,
+    content: [
+      { type: "text", text: JSON.stringify(body) },
+      { type: "text", text: body.detail },
+    ],
+    structuredContent: body,
+  };
 }
 
 /** The x402 MCP payment-required tool error, from a challenge (or a 402 refusal and its reason). */

@@ -44,6 +44,12 @@ export const purchaseSchema = z.object({
   amount_usd: z.string(),
   rail: z.string(),
   transaction: z.string().describe("settlement transaction (Base tx hash or Solana signature)"),
+  receipt: z
+    .string()
+    .optional()
+    .describe(
+      "the purchase receipt signed by the service: a compact JWS (EdDSA), verifiable offline against /.well-known/jwks.json (docs/receipts.md)",
+    ),
 });
 
 const pendingSchema = z
