@@ -39,6 +39,7 @@ import { cardRoutes } from "./payments/card/routes.js";
 import { claimRoutes } from "./payments/manual/routes.js";
 import { paymentsMatrixRoutes, routeTableLookup } from "./payments/matrix/routes.js";
 import { warnHalfConfiguredRails } from "./payments/readiness.js";
+import { withChallengeHeaders } from "./payments/x402/http.js";
 import { x402Routes } from "./payments/x402/routes.js";
 import { receiptRoutes } from "./receipts/routes.js";
 import { refundRoutes } from "./refunds/routes.js";
@@ -153,7 +154,8 @@ export async function buildApp(options: AppOptions): Promise<App> {
   routes.attach(app);
   const metrics = new Metrics();
   metrics.attach(app);
-  registerErrorHandling(app, routes);
+  // A refused x402 payment that reaches here carries its challenge: its header is built at this edge.
+  registerErrorHandling(app, routes, withChallengeHeaders);
   // Per-IP limits of paid, checkout, join and codec routes: before any route is registered.
   // (on PostgreSQL the counters are shared by every instance; MCP tool calls count in them too)
   const rateLimiter = await registerRateLimits(app, config, db);

@@ -211,9 +211,17 @@ export function frameworkErrors(err: FastifyError, request: FastifyRequest, repl
   sendProblem(reply, request, toProblem(err));
 }
 
-export function registerErrorHandling(app: FastifyInstance, routes: RouteTable): void {
+/**
+ * `wire`: turns a domain error into the problem that goes out, at the edge (a refused x402 payment
+ * gets its challenge's PAYMENT-REQUIRED header from src/payments/x402/http.ts); identity by default.
+ */
+export function registerErrorHandling(
+  app: FastifyInstance,
+  routes: RouteTable,
+  wire: (err: unknown) => unknown = (err) => err,
+): void {
   app.setErrorHandler((err: FastifyError, request, reply) => {
-    const problem = toProblem(err);
+    const problem = toProblem(wire(err) as FastifyError);
     if (problem.status >= 500 && !(err instanceof Problem)) {
       request.log.error({ reqId: request.id, err: safeError(err) }, "unhandled error");
     }

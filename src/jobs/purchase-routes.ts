@@ -75,7 +75,7 @@ export function suiteProbeChallenge(x402: Pick<X402Service, "challengeFor">, bas
     detail: `Suite jobs are metered: POST ${SUITE_RESOURCE_PATH} { product, dataClass, op, bytes } → 200 with the job within the free cap, else 402 with the quote to pay. A paid job costs at least ${usdOfUnits(min)} USD (shown in accepts).`,
   });
   return {
-    headers: challenge.headers,
+    paymentRequired: challenge.paymentRequired,
     body: {
       ...challenge.body,
       suite_pricing: suitePricingRecord(),
@@ -174,16 +174,16 @@ export function suitePurchaseRoutes(app: App, deps: { purchase: SuitePurchase; i
             return reply.code(200).header("Cache-Control", "private, no-store").send(outcome.body);
           case "quote_challenge":
             return edge.send402(reply, request, outcome.item, {
-              headers: outcome.challenge.headers,
+              paymentRequired: outcome.challenge.paymentRequired,
               body: { ...outcome.challenge.body, quote: outcome.quote },
             });
           case "challenge":
             return edge.send402(reply, request, undefined, outcome.challenge);
           case "pending":
-            return reply.code(202).headers(outcome.pending.headers).send(outcome.pending.body);
+            return edge.send202(reply, outcome.pending);
           default: {
             const body = outcome.purchase.body;
-            const headers = edge.grantedHeaders(presented, outcome.purchase.headers, body.transaction);
+            const headers = edge.grantedHeaders(presented, outcome.purchase, body.transaction);
             return reply
               .code(200)
               .headers(headers)

@@ -144,13 +144,20 @@ export function olympiadActionRoutes(app: App, deps: OlympiadActionDeps) {
               ),
             BEARER,
           );
-          if (outcome.kind === "pending") {
-            return reply.code(202).headers(outcome.pending.headers).send(outcome.pending.body);
-          }
+          if (outcome.kind === "pending") return edge.send202(reply, outcome.pending);
           if (outcome.kind === "payment_required") {
-            return edge.send402(reply, request, entry.entryItem(), outcome, BEARER);
+            const { body: guidance, challenge } = outcome;
+            return edge.send402(
+              reply,
+              request,
+              entry.entryItem(),
+              { body: guidance, paymentRequired: challenge?.paymentRequired },
+              BEARER,
+            );
           }
-          const headers = edge.grantedHeaders(presented, outcome.headers, outcome.body.purchase?.transaction ?? "");
+          const headers = outcome.purchase
+            ? edge.grantedHeaders(presented, outcome.purchase, outcome.body.purchase?.transaction ?? "")
+            : { "Cache-Control": "private, no-store" };
           return reply.code(200).headers(headers).send(outcome.body);
         }
         case "bind_order":

@@ -11,7 +11,13 @@ import type { OrderService } from "../orders/service.js";
 import type { OrderRow } from "../orders/tables.js";
 import type { VerifiedCredential } from "../payments/mpp/service.js";
 import { railReadiness } from "../payments/readiness.js";
-import { type Challenge, type Pending, type ProductPurchaseBody, RECOVERY_PATH } from "../payments/x402/answers.js";
+import {
+  type Challenge,
+  type Pending,
+  type ProductPurchaseBody,
+  type Purchase,
+  RECOVERY_PATH,
+} from "../payments/x402/answers.js";
 import type { X402Service } from "../payments/x402/service.js";
 import { assertRegistrationOpen, seasonOf } from "./season.js";
 import type { EntryRow, IntentRow, OrderBindingRow, ParticipantRow } from "./tables.js";
@@ -181,9 +187,11 @@ export type GuidanceBody = Partial<Omit<Challenge["body"], "status">> &
   };
 
 export type EnterOutcome =
-  | { kind: "entered"; body: EnteredBody; headers: Record<string, string> }
+  /** Entered; `purchase` when this call bought the order (its settlement goes out as the paid answer's headers). */
+  | { kind: "entered"; body: EnteredBody; purchase?: Purchase }
   | { kind: "pending"; pending: Pending }
-  | { kind: "payment_required"; body: GuidanceBody; headers: Record<string, string> };
+  /** The guidance, with the x402 challenge when x402 is configured (the edge sends its headers). */
+  | { kind: "payment_required"; body: GuidanceBody; challenge?: Challenge };
 
 export interface EntryState {
   season_id: string;
@@ -289,7 +297,7 @@ export class OlympiadEntry {
       const order = await this.deps.orders.open(token); // 404 access_not_found, 410 access_revoked | access_refunded
       this.checkProduct(order);
       const { entry, created } = await this.attach(participant, season.id, order, "access_token");
-      return { kind: "entered", body: this.entered(participant, season.id, entry, created), headers: NO_STORE };
+      return { kind: "entered", body: this.entered(participant, season.id, entry, created) };
     }
     if (paying) return this.buyAndEnter(participant, season.id, payment);
     // No proof: an entered participant is told so (nothing to pay); anyone else gets the 402 guidance.
@@ -298,7 +306,6 @@ export class OlympiadEntry {
       return {
         kind: "entered",
         body: this.entered(participant, season.id, stripStatus(current), false),
-        headers: NO_STORE,
       };
     }
     return { kind: "payment_required", ...this.guidance() };
@@ -387,11 +394,7 @@ export class OlympiadEntry {
       : await x402.buy(item, { email: participant.email, note }, payment.header as string, secrets);
     if (outcome.kind === "pending") return { kind: "pending", pending: outcome.pending };
     if (outcome.kind === "challenge") {
-      return {
-        kind: "payment_required",
-        body: this.guidance(outcome.challenge).body,
-        headers: outcome.challenge.headers,
-      };
+      return { kind: "payment_required", ...this.guidance(outcome.challenge) };
     }
     const bought = outcome.purchase.body;
     if (!("order_id" in bought)) throw new Error("olympiad: a product purchase answered without an order");
@@ -407,7 +410,7 @@ export class OlympiadEntry {
       return {
         kind: "entered",
         body: { ...this.entered(participant, seasonId, entry, created), purchase: bought },
-        headers: outcome.purchase.headers,
+        purchase: outcome.purchase,
       };
     } catch (err) {
       // Paid but not entered (e.g. a concurrent entry won): the payer still holds the order.
@@ -497,7 +500,7 @@ export class OlympiadEntry {
   }
 
   /** The 402 answer without proof: x402 challenge (if configured), card checkout, other ways, recovery. */
-  guidance(challenge?: Challenge): { body: GuidanceBody; headers: Record<string, string> } {
+  guidance(challenge?: Challenge): { body: GuidanceBody; challenge?: Challenge } {
     const { config, x402 } = this.deps;
     const product = this.product();
     const base = config.baseUrl;
@@ -527,7 +530,7 @@ export class OlympiadEntry {
     const c = challenge ?? (x402.configured() ? x402.challenge(product, { code, detail }) : undefined);
     if (c) {
       const { status: _s, ...wire } = c.body;
-      return { body: { ...wire, status: 402, ...priced, ...guide }, headers: c.headers };
+      return { body: { ...wire, status: 402, ...priced, ...guide }, challenge: c };
     }
     return {
       body: {
@@ -539,7 +542,6 @@ export class OlympiadEntry {
         ...priced,
         ...guide,
       },
-      headers: NO_STORE,
     };
   }
 
@@ -569,8 +571,6 @@ export class OlympiadEntry {
     return row?.order_status === "active";
   }
 }
-
-const NO_STORE = { "Cache-Control": "private, no-store" };
 
 function entryView(e: EntryRow): EntryView {
   return { entry_id: e.id, order_id: e.order_id, proof: e.proof, entered_at: e.created_at };

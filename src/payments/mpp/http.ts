@@ -2,6 +2,8 @@ import type { FastifyReply, FastifyRequest } from "fastify";
 import { Challenge } from "mppx";
 import { badRequest, Problem } from "../../http/problem.js";
 import type { PricedItem } from "../../orders/priced-item.js";
+import { type Challenge as Challenge402, PaymentRefused, type Pending, type Purchase } from "../x402/answers.js";
+import { pendingHeaders, purchaseHeaders, challengeHeaders as x402ChallengeHeaders } from "../x402/http.js";
 import { paymentHeader } from "../x402/proof.js";
 import type { X402Service } from "../x402/service.js";
 import type { ChallengeOptions, MppService, VerifiedCredential } from "./service.js";
@@ -95,18 +97,25 @@ export class PaymentEdge {
     return { [MPP_HEADERS.challenge]: challenges.map((c) => Challenge.serialize(c)).join(", ") };
   }
 
-  /** Sends a 402 with the x402 headers and body unchanged, plus the MPP challenges of `item`. */
+  /** Sends a 402: the x402 challenge (its body, and its PAYMENT-REQUIRED header), plus the MPP challenges of `item`. */
   send402(
     reply: FastifyReply,
     request: FastifyRequest,
     item: PricedItem | undefined,
-    x402: { headers: Record<string, string>; body: unknown },
+    x402: { body: object; paymentRequired?: Challenge402["paymentRequired"] | undefined },
     opts: RouteOptions = {},
   ): FastifyReply {
+    const { paymentRequired } = x402;
+    const own = paymentRequired ? x402ChallengeHeaders({ paymentRequired }) : { "Cache-Control": "no-store" };
     return reply
       .code(402)
-      .headers({ ...x402.headers, ...this.challengeHeaders(item, request, opts) })
+      .headers({ ...own, ...this.challengeHeaders(item, request, opts) })
       .send(x402.body as never);
+  }
+
+  /** Sends the 202 of a payment whose settlement is not known yet (Retry-After). */
+  send202(reply: FastifyReply, pending: Pending): FastifyReply {
+    return reply.code(202).headers(pendingHeaders(pending)).send(pending.body);
   }
 
   /**
@@ -140,8 +149,13 @@ export class PaymentEdge {
     if (!(err instanceof Problem) || err.status !== 402) return err;
     let extra: Record<string, string>;
     try {
-      const hasX402 = Object.keys(err.headers).some((k) => k.toLowerCase() === "payment-required");
-      const x402 = !hasX402 && item && this.x402.configured() ? this.x402.challengeFor(item).headers : {};
+      // An x402 refusal carries its challenge; an MPP refusal gets the item's x402 challenge.
+      const x402 =
+        err instanceof PaymentRefused
+          ? x402ChallengeHeaders(err.challenge)
+          : item && this.x402.configured()
+            ? x402ChallengeHeaders(this.x402.challengeFor(item))
+            : {};
       extra = { ...x402, ...this.challengeHeaders(item, request, opts) };
     } catch {
       return err;
@@ -150,8 +164,13 @@ export class PaymentEdge {
     return new Problem(err.status, err.code, err.detail, err.extra, { ...err.headers, ...extra });
   }
 
-  /** The headers of a granted purchase: x402's as they are, plus `Payment-Receipt` when MPP paid. */
-  grantedHeaders(presented: Presented, headers: Record<string, string>, transaction: string): Record<string, string> {
+  /** The headers of a granted purchase: x402's `PAYMENT-RESPONSE`, plus `Payment-Receipt` when MPP paid. */
+  grantedHeaders(
+    presented: Presented,
+    purchase: Pick<Purchase, "settle">,
+    transaction: string,
+  ): Record<string, string> {
+    const headers = purchaseHeaders(purchase);
     if (presented.dialect !== "mpp") return headers;
     return { ...headers, [MPP_HEADERS.receipt]: this.mpp.receipt(presented.credential, transaction) };
   }

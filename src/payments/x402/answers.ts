@@ -1,4 +1,3 @@
-import { encodePaymentRequiredHeader, encodePaymentResponseHeader } from "@x402/core/http";
 import type { PaymentRequired, PaymentRequirements, SettleResponse } from "@x402/core/types";
 import type { Catalog, Product } from "../../catalog/service.js";
 import type { Config } from "../../config.js";
@@ -15,7 +14,7 @@ import type { PaymentProofRow } from "./tables.js";
 import { type TxHashProofSubject, txHashProofRequest } from "./tx-hash-proof.js";
 
 /**
- * The x402 wire answers: the 402 challenge (v1-style body plus the v2 PAYMENT-REQUIRED header) for
+ * The x402 answers, as domain values (the HTTP edge, x402/http.ts, encodes their headers): the 402 challenge (v1-style body plus the v2 PAYMENT-REQUIRED header) for
  * a product, the catalog or a suite quote; refusals that carry the challenge; the 202 for a pending
  * settlement; the 409 for a proof redeemed by someone who cannot prove to be its buyer; and the
  * 200 of a paid product (its order) or a paid quote (its job). Pure: no database, no chain.
@@ -36,7 +35,6 @@ export interface Challenge {
   };
   /** The x402 v2 PaymentRequired (the domain value: the HTTP edge encodes it as PAYMENT-REQUIRED, MCP sends it as is). */
   paymentRequired: PaymentRequired;
-  headers: Record<string, string>;
 }
 
 /** A 402 refusal of a payment: the reason, with the unchanged challenge to pay again. */
@@ -47,7 +45,7 @@ export class PaymentRefused extends Problem {
     readonly challenge: Challenge,
     extra: Record<string, unknown>,
   ) {
-    super(402, code, detail, extra, challenge.headers);
+    super(402, code, detail, extra);
   }
 }
 
@@ -79,7 +77,6 @@ export interface Purchase {
   body: ProductPurchaseBody | JobPurchaseBody;
   /** The settlement (x402 SettleResponse): the HTTP edge encodes it as PAYMENT-RESPONSE, MCP sends it in _meta. */
   settle: SettleResponse;
-  headers: Record<string, string>;
   /** false when this was an idempotent replay of an already granted proof. */
   created: boolean;
 }
@@ -94,7 +91,6 @@ export interface Pending {
     proof_state: string;
     retry_after: number;
   };
-  headers: Record<string, string>;
 }
 
 export type PurchaseOutcome =
@@ -237,10 +233,6 @@ export class X402Answers {
         detail,
       },
       paymentRequired: paymentRequired as unknown as PaymentRequired,
-      headers: {
-        "PAYMENT-REQUIRED": encodePaymentRequiredHeader(paymentRequired as never),
-        "Cache-Control": "no-store",
-      },
     };
   }
 
@@ -261,7 +253,6 @@ export class X402Answers {
         proof_state: state,
         retry_after: RETRY_AFTER_SECONDS,
       },
-      headers: { "Retry-After": String(RETRY_AFTER_SECONDS), "Cache-Control": "no-store" },
     };
   }
 
@@ -302,16 +293,10 @@ export class X402Answers {
       network: row.network as never,
       payer: row.payer ?? "",
     };
-    const encoded = encodePaymentResponseHeader(settle);
     const view = await this.orders.fulfilmentView(kind, id);
     return {
       body: { ...view, rail: row.rail, transaction: row.settlement_tx ?? settle.transaction } as Purchase["body"],
       settle,
-      headers: {
-        "PAYMENT-RESPONSE": encoded,
-        "X-PAYMENT-RESPONSE": encoded,
-        "Cache-Control": "private, no-store",
-      },
       created,
     };
   }

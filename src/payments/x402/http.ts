@@ -38,6 +38,7 @@ export function pendingHeaders(_pending?: Pending): Record<string, string> {
 /** A refused payment goes out as its 402 problem with the challenge's header, so the client can pay again. */
 export function withChallengeHeaders(err: unknown): unknown {
   if (!(err instanceof PaymentRefused)) return err;
+  if (Object.keys(err.headers).some((k) => k.toLowerCase() === "payment-required")) return err;
   return new Problem(err.status, err.code, err.detail, err.extra, {
     ...err.headers,
     ...challengeHeaders(err.challenge),

@@ -164,10 +164,8 @@ export function x402Routes(app: App, deps: { x402: X402Service; config: Config; 
         return credential.buy(item, body, secrets);
       });
       if (outcome.kind === "challenge") return edge.send402(reply, request, shown(), outcome.challenge);
-      if (outcome.kind === "pending") {
-        return reply.code(202).headers(outcome.pending.headers).send(outcome.pending.body);
-      }
-      const headers = edge.grantedHeaders(presented, outcome.purchase.headers, outcome.purchase.body.transaction);
+      if (outcome.kind === "pending") return edge.send202(reply, outcome.pending);
+      const headers = edge.grantedHeaders(presented, outcome.purchase, outcome.purchase.body.transaction);
       return reply.code(200).headers(headers).send(outcome.purchase.body);
     });
   });

@@ -234,8 +234,12 @@ export class X402Service {
     try {
       won = await proofStore.reserve(this.db, row);
     } catch (err) {
-      if (isUniqueViolation(err)) throw identifierReused();
-      throw err;
+      if (!isUniqueViolation(err)) throw err;
+      // PostgreSQL may report a concurrent insert of the SAME proof (same buyer key) as a violation
+      // of the buyer-key index rather than as the proof-key conflict: that is a replay, not a reuse.
+      const same = await proofStore.get(this.db, row.proof_key);
+      if (!same || same.buyer_key_hash !== row.buyer_key_hash) throw identifierReused();
+      won = false;
     }
     if (!won) return this.existing(row, item, buyer);
     // A transaction known before settlement (the buyer's own Base transfer, a Solana transaction
