@@ -2,7 +2,7 @@ import { x402Client } from "@x402/core/client";
 import { encodePaymentSignatureHeader } from "@x402/core/http";
 import { toClientEvmSigner } from "@x402/evm";
 import { ExactEvmScheme } from "@x402/evm/exact/client";
-import type { Hex } from "viem";
+import { createWalletClient, type Hex, http } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Db } from "../../src/db/database.js";
@@ -171,6 +171,43 @@ describe("refunds on Base (anvil, stock x402 client, SQLite)", () => {
       expect(await chain.balanceOf(refundWallet.address)).toBe(wallet - PRICE);
     } finally {
       await chain.setAutomine(true);
+    }
+  }, 30_000);
+
+  it("a stored transfer that lands and reverts (the wallet was emptied meanwhile) becomes owed, never signed again", async () => {
+    const buyer = await chain.newBuyer(5_000_000n);
+    const order = await buy(app, buyer.key);
+    const sink = await chain.newBuyer(0n);
+    const owner = createWalletClient({ account: privateKeyToAccount(refundWallet.key), transport: http(chain.rpcUrl) });
+    const taker = createWalletClient({ account: privateKeyToAccount(sink.key), transport: http(chain.rpcUrl) });
+    const call = async (w: typeof owner, functionName: string, args: unknown[]) => {
+      const hash = await w.writeContract({ address: chain.usdc, abi: chain.abi, functionName, args, chain: null });
+      await chain.publicClient.waitForTransactionReceipt({ hash });
+    };
+    // The sink may move the refund wallet's USDC without using the refund wallet's nonce.
+    await call(owner, "approve", [sink.address, 2n ** 255n]);
+    const sent = await transfersFromWallet();
+    dieAt(app, "refund_before_broadcast");
+    expect((await refund(app, order.order_id)).statusCode).toBe(500);
+    const stored = await rowOf(db, order.order_id);
+    expect(stored.state).toBe("signed");
+    const balance = await chain.balanceOf(refundWallet.address);
+    await call(taker, "transferFrom", [refundWallet.address, sink.address, balance]);
+    try {
+      await app.close();
+      app = await appOn(db, env()); // start-up reconciliation sends the stored bytes: they revert
+      await app.services.refunds.reconcile();
+      const after = await rowOf(db, order.order_id);
+      expect(after.state, JSON.stringify({ ...after, raw_tx: undefined })).toBe("owed");
+      expect(after.error).toMatch(/reverted/);
+      const listed = await app.inject({ method: "GET", url: "/api/admin/refunds?state=owed", headers: ADMIN });
+      expect(listed.json().refunds.map((r: { order_id: string }) => r.order_id)).toContain(order.order_id);
+      await app.services.refunds.reconcile();
+      expect((await rowOf(db, order.order_id)).state).toBe("owed");
+      expect(await transfersFromWallet()).toBe(sent + 1); // the drain only: no refund transfer landed
+      expect(await chain.balanceOf(buyer.address)).toBe(4_000_000n);
+    } finally {
+      await call(taker, "transfer", [refundWallet.address, balance]);
     }
   }, 30_000);
 
