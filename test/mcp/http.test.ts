@@ -213,7 +213,8 @@ describe.each(["v1", "v2"] as const)("MCP over HTTP, %s client", (generation) =>
       amount: "1000000",
       payTo: seller,
     });
-    expect(JSON.parse(text(unpaid))["x402/error"]).toMatchObject({ code: 402, data: unpaid.structuredContent });
+    // content[0].text is exactly JSON.stringify(structuredContent) (x402 transports-v2/mcp.md)
+    expect(text(unpaid)).toBe(JSON.stringify(unpaid.structuredContent));
     expect(text(unpaid, 1)).toContain("http://lab.test/pay?sku=gao-entry");
     expect(required.extensions?.["payment-identifier"]).toBeTruthy();
 

@@ -13,7 +13,7 @@ import { asProblem, okResult, problemResult, toolProblemSchema } from "../result
  * `buy`: one product paid over the x402 MCP transport (x402 specs/transports-v2/mcp.md). Without
  * `_meta["x402/payment"]` the call answers a tool error whose structured content is the x402 v2
  * PaymentRequired (the same requirements as the HTTP 402's PAYMENT-REQUIRED header), with the
- * spec's `x402/error` wrapper as text and a human line naming the checkout page. With it, the
+ * same object as JSON in `content[0].text` (the spec's binding) and a human line naming the checkout page. With it, the
  * payload goes through X402Service.purchase, the same exactly-once, payer-bound path as
  * POST /api/x402-products (the payment identifier travels inside the payload), and the order comes
  * back with the settlement response in `_meta["x402/payment-response"]`.
@@ -188,13 +188,11 @@ function paymentRequiredResult(challenge: Challenge, checkout: string, reason?: 
     : `Payment required: ${usd}${required.resource?.description ? ` for ${required.resource.description}` : ""}. Pay with an x402 client and call this tool again with the payment in _meta["x402/payment"], or buy in a browser: ${checkout}`;
   return {
     isError: true,
+    // x402 MCP transport (specs/transports-v2/mcp.md): content[0].text is exactly the structured
+    // content as JSON, so a client that reads only the text parses the PaymentRequired; the human
+    // hint is a second item.
     content: [
-      {
-        type: "text",
-        text: JSON.stringify({
-          "x402/error": { code: 402, message: reason ? reason.detail : "Payment required", data: structured },
-        }),
-      },
+      { type: "text", text: JSON.stringify(structured) },
       { type: "text", text: human },
     ],
     structuredContent: structured,
