@@ -5,7 +5,7 @@ import type { Catalog, Product } from "../../catalog/service.js";
 import type { Config } from "../../config.js";
 import { isUniqueViolation, nowIso } from "../../db/database.js";
 import type { Database } from "../../db/schema.js";
-import { badRequest, conflict } from "../../http/problem.js";
+import { badRequest, conflict, Problem } from "../../http/problem.js";
 import { type PricedItem, productItem } from "../../orders/priced-item.js";
 import type { OrderService } from "../../orders/service.js";
 import { type Challenge, identifierReused, notConfigured, type PurchaseOutcome, X402Answers } from "./answers.js";
@@ -142,8 +142,18 @@ export class X402Service {
     header: string,
     secrets: BuyerSecrets = {},
   ): Promise<PurchaseOutcome> {
-    // Decoding is local: a malformed proof gets its 400 whatever is configured.
-    const proof = parsePaymentHeader(header, this.config.x402.baseChainId);
+    let proof: ParsedProof;
+    try {
+      proof = parsePaymentHeader(header, this.config.x402.baseChainId);
+    } catch (err) {
+      // As the x402 reference server answers (@x402/core 2.27): a payment header that cannot be
+      // decoded gets the 402 with the full challenge, the decode error named in `error`, so the
+      // client can pay again. Without a configured rail there is no challenge: the 400 stands.
+      if (err instanceof Problem && err.status === 400 && this.configured()) {
+        throw this.answers.refusal(item, { reason: err.code, detail: err.detail });
+      }
+      throw err;
+    }
     return this.buyProof(item, input, proof, secrets);
   }
 

@@ -153,7 +153,7 @@ describe("x402 challenge (no chain needed)", () => {
     expect((await post({ sku: "gao", note: "agent:a1" })).statusCode).toBe(402);
   });
 
-  it("§7.17 malformed headers → 400 problem+json with a stable code, never 500", async () => {
+  it("§7.17 malformed headers → 402 with the full challenge naming the decode error (as the x402 reference server answers), never 500; 400 where no rail is configured", async () => {
     const cases: [string, string][] = [
       ["%%%not-base64%%%", "payment_header_not_base64"],
       [Buffer.from("not json").toString("base64"), "payment_header_not_json"],
@@ -175,13 +175,29 @@ describe("x402 challenge (no chain needed)", () => {
       [b64json([1, 2]), "invalid_payload"],
       [b64json({ x402Version: 1 }), "invalid_payload"],
     ];
-    for (const [value, code] of cases) {
-      for (const header of ["x-payment", "payment-signature"]) {
-        const res = await post({ sku: "gao" }, { [header]: value });
-        expect(res.statusCode, `${code} via ${header}`).toBe(400);
-        expect(res.headers["content-type"]).toMatch(/application\/problem\+json/);
-        expect(res.json().code).toBe(code);
+    const bare = await testApp("sqlite", {});
+    try {
+      for (const [value, code] of cases) {
+        for (const header of ["x-payment", "payment-signature"]) {
+          const res = await post({ sku: "gao" }, { [header]: value });
+          expect(res.statusCode, `${code} via ${header}`).toBe(402);
+          expect(res.headers["content-type"]).toMatch(/application\/problem\+json/);
+          expect(res.json()).toMatchObject({ code, error: code });
+          expect(res.json().accepts.length).toBeGreaterThan(0);
+          expect(paymentRequired(res.headers).accepts[0]?.amount).toBe("1000000");
+          // No rail configured: nothing to pay, so the decode error stays a 400.
+          const unconfigured = await bare.app.inject({
+            method: "POST",
+            url: "/api/x402-products",
+            payload: { sku: "gao" },
+            headers: { [header]: value },
+          });
+          expect(unconfigured.statusCode, `${code} via ${header}, no rail`).toBe(400);
+          expect(unconfigured.json().code).toBe(code);
+        }
       }
+    } finally {
+      await bare.close();
     }
     const noSku = await post({}, { "x-payment": b64json({ x402Version: 2 }) });
     expect(noSku.statusCode).toBe(400);
