@@ -221,7 +221,21 @@ export function registerErrorHandling(
   wire: (err: unknown) => unknown = (err) => err,
 ): void {
   app.setErrorHandler((err: FastifyError, request, reply) => {
-    const problem = toProblem(wire(err) as FastifyError);
+    let problem = toProblem(wire(err) as FastifyError);
+    if (problem.code === "unsupported_media_type" && !(err instanceof Problem)) {
+      // Name what this route takes: JSON by default; raw-byte routes say so in their config.
+      const accepts = (request.routeOptions.config as { accepts?: string[] } | undefined)?.accepts ?? [
+        "application/json",
+      ];
+      problem = new Problem(
+        415,
+        problem.code,
+        `This content type is not accepted here; send ${accepts.join(" or ")}.`,
+        {
+          accepts,
+        },
+      );
+    }
     if (problem.status >= 500 && !(err instanceof Problem)) {
       request.log.error({ reqId: request.id, err: safeError(err) }, "unhandled error");
     }

@@ -326,10 +326,12 @@ export function jobRoutes(
     const scope = instance as unknown as App;
     // Raw bodies are streams here: never read, parsed or limited by Fastify; other types get 415.
     scope.removeAllContentTypeParsers();
-    scope.addContentTypeParser(
-      ["application/octet-stream", "application/offset+octet-stream"],
-      (_request, _payload, done) => done(null),
-    );
+    const RAW_TYPES = ["application/octet-stream", "application/offset+octet-stream"];
+    scope.addContentTypeParser(RAW_TYPES, (_request, _payload, done) => done(null));
+    // A 415 here names the raw types (src/http/errors.ts reads `config.accepts`).
+    scope.addHook("onRoute", (route) => {
+      route.config = { ...(route.config ?? {}), accepts: RAW_TYPES } as typeof route.config;
+    });
     // A refusal before the body was read closes the connection rather than draining gigabytes.
     scope.addHook("onSend", async (request, reply, payload) => {
       if (reply.statusCode >= 400 && !request.raw.complete && request.raw.readableFlowing !== true) {
