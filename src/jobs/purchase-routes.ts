@@ -38,11 +38,14 @@ const pendingSchema = z
   .object({ status: z.literal(202), code: z.string(), detail: z.string(), retry_after: z.number().int() })
   .catchall(z.unknown());
 
-/** No body, `null`, `""` or `{}`: what an indexer's unpaid probe sends. */
+/**
+ * No body, `null` or `""`: what an indexer's unpaid probe sends. A JSON object, even `{}`, is a
+ * request: it is validated first and a missing field is a 400 `validation_failed` naming it,
+ * before any rail or configuration check.
+ */
 export function isEmptyBody(body: unknown): boolean {
   if (body === undefined || body === null) return true;
   if (typeof body === "string") return body.trim() === "";
-  if (typeof body === "object" && !Array.isArray(body) && !Buffer.isBuffer(body)) return Object.keys(body).length === 0;
   return false;
 }
 

@@ -311,7 +311,7 @@ describe("agent surfaces: A2A card, MCP card, pricing.md, Markdown answers, empt
       expect(paymentRequired(res.headers).accepts.map((a) => a.amount)).toEqual(["1000000", "1000000"]);
     });
 
-    it.each(EMPTY)(
+    it.each(EMPTY.filter(([name]) => name !== "{}"))(
       "POST /api/x402-suite, %s → 402 with the minimum paid job and the pricing record",
       async (_name, o) => {
         const db = t.app.services.db.kysely;
@@ -334,6 +334,14 @@ describe("agent surfaces: A2A card, MCP card, pricing.md, Markdown answers, empt
         expect(Number(after.n)).toBe(Number(before.n));
       },
     );
+
+    it("POST /api/x402-suite {} is a request, not a probe: 400 validation_failed naming the missing fields", async () => {
+      const res = await post("/api/x402-suite", { payload: "{}", headers: { "content-type": "application/json" } });
+      expect(res.statusCode, res.body).toBe(400);
+      expect(res.json().code).toBe("validation_failed");
+      const paths = (res.json().errors as { path: string }[]).map((e) => e.path).join(" ");
+      for (const field of ["product", "dataClass", "op", "bytes"]) expect(paths).toContain(field);
+    });
 
     it("a non-empty but invalid suite body is still a 400; a real one still gets its own quote", async () => {
       const bad = await post("/api/x402-suite", {
@@ -362,9 +370,17 @@ describe("agent surfaces: A2A card, MCP card, pricing.md, Markdown answers, empt
 });
 
 describe("empty-body probes on a deployment without x402 rails", () => {
-  it("answer 503 (nothing to pay with), not 400", async () => {
+  it("answer 503 (nothing to pay with), not 400; an invalid body is a 400 before any rail check", async () => {
     const t = await testApp("sqlite", {});
     try {
+      const invalid = await t.app.inject({
+        method: "POST",
+        url: "/api/x402-suite",
+        payload: "{}",
+        headers: { "content-type": "application/json" },
+      });
+      expect(invalid.statusCode).toBe(400);
+      expect(invalid.json().code).toBe("validation_failed");
       for (const url of ["/api/x402-products", "/api/x402-suite"]) {
         const res = await t.app.inject({ method: "POST", url });
         expect(res.statusCode, url).toBe(503);
