@@ -50,6 +50,7 @@ const STORAGE = [
   "test/jobs/free-budget.test.ts",
   "test/jobs/queue.contract.test.ts",
   "test/jobs/free-turns.test.ts",
+  "test/jobs/listing.test.ts",
   "test/jobs/priority.test.ts",
   "test/jobs/retention.test.ts",
   "test/jobs/tus-locker.test.ts",

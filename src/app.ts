@@ -20,9 +20,10 @@ import { OneLineRequestLog } from "./http/request-log.js";
 import { RouteTable } from "./http/route-table.js";
 import type { App } from "./http/types.js";
 import { identityRoutes } from "./identity/routes.js";
+import { jobListingRoutes } from "./jobs/listing-routes.js";
 import { suitePricingRecord } from "./jobs/pricing.js";
 import { suitePurchaseRoutes } from "./jobs/purchase-routes.js";
-import { quoteRoutes } from "./jobs/quote-routes.js";
+import { quoteRoutes } from "./jobs/quotes/routes.js";
 import { jobRoutes } from "./jobs/routes.js";
 import { tusLockerFor } from "./jobs/tus-locker.js";
 import { mcpRoutes } from "./mcp/http.js";
@@ -202,7 +203,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
     done();
   });
   // OPS end
-  const { orders, card, claims, x402, engine, identities, jobs, quotes, suitePurchase, storage } = built;
+  const { orders, card, claims, x402, engine, identities, jobs, quotes, suitePurchase } = built;
   const requireAdmin = adminGuard(config.adminToken);
   app.decorate("services", services);
   // One warning per half-configured payment rail (some of its settings given, not all: it stays off).
@@ -250,14 +251,13 @@ export async function buildApp(options: AppOptions): Promise<App> {
   if (tusLocker) app.addHook("onClose", async () => tusLocker.close());
   jobRoutes(app, {
     jobs,
-    storage,
-    db: db.kysely,
     dataDir: config.dataDir,
     baseUrl: config.baseUrl,
     minFreeDiskBytes: config.jobData.minFreeDiskBytes,
     // PostgreSQL: a tus upload's PATCH requests may land on any instance (advisory locks)
     locker: tusLocker,
   });
+  jobListingRoutes(app, { jobs, manager: built.jobManager, identities });
   // olympiad routes: O1 begin
   olympiadDocumentRoutes(app, { documents: built.olympiad });
   // olympiad routes: O1 end

@@ -193,9 +193,9 @@ const envSchema = z.object({
   RECEIPT_SIGNING_KEY: optionalString,
   RECEIPT_RETIRED_KEYS: optionalString,
 
-  // suite quotes (src/jobs/quotes.ts)
+  // suite quotes (src/jobs/quotes/service.ts)
   SUITE_QUOTE_TTL_SECONDS: intIn(60, 7 * 24 * 3600, 1800),
-  // free suite work (src/jobs/quotes.ts, src/jobs/free-admission.ts; docs/limits.md "Free suite work")
+  // free suite work (src/jobs/quotes/service.ts, src/jobs/free-admission.ts; docs/limits.md "Free suite work")
   SUITE_ANON_FREE_BYTES_PER_DAY: intIn(0, 100_000_000_000, 1_000_000_000),
   SUITE_FREE_QUEUE_BYTES: intIn(1_000_000, 1_000_000_000_000_000, 20_000_000_000),
   SUITE_FREE_RUNNING_PER_CALLER: intIn(1, 100, 1),
@@ -356,7 +356,7 @@ export interface Config {
   };
   /** Object storage of suite job data (S3_*); undefined: files under DATA_DIR/jobs (src/jobs/storage). */
   s3: S3Settings | undefined;
-  /** Suite quotes (src/jobs/quotes.ts). */
+  /** Suite quotes (src/jobs/quotes/service.ts). */
   suiteQuotes: {
     /** An open quote can be paid for this long; then 410 quote_expired. */
     ttlSeconds: number;
@@ -372,7 +372,7 @@ export interface Config {
     /** Queued free jobs per caller (identity, else IP): more → 429 free_jobs_limit. */
     queuedPerCaller: number;
   };
-  /** Suite-job execution (src/jobs/runner.ts, docs/suite.md "Queue and workers"). */
+  /** Suite-job execution (src/jobs/runner.ts, src/jobs/execution.ts, docs/suite.md "Queue and workers"). */
   jobRunner: {
     /** Input bytes per segment (the unit of retry and of spreading over workers). */
     segmentBytes: number;

@@ -5,14 +5,17 @@ import type { Config } from "./config.js";
 import type { Db } from "./db/database.js";
 import { EngineService } from "./engine/service.js";
 import { IdentityService } from "./identity/service.js";
+import { JobManager } from "./jobs/manage.js";
 import { SuitePurchase } from "./jobs/purchase.js";
-import type { SuiteRequest } from "./jobs/quote-schemas.js";
-import { QuoteService } from "./jobs/quotes.js";
+import type { SuiteRequest } from "./jobs/quotes/schemas.js";
+import { QuoteService } from "./jobs/quotes/service.js";
 import type { JobRetention } from "./jobs/retention.js";
+import { tusSpoolDir } from "./jobs/retention.js";
 import type { JobRunner } from "./jobs/runner.js";
 import { buildJobRuntime, type WorkerOptions } from "./jobs/runtime.js";
 import { JobService } from "./jobs/service.js";
 import type { ObjectStore } from "./jobs/storage/types.js";
+import { JobTransfers } from "./jobs/transfer.js";
 import { OlympiadDocuments, tableProviders } from "./olympiad/documents.js";
 import { OlympiadEntry } from "./olympiad/entry.js";
 import { Governance } from "./olympiad/governance.js";
@@ -75,9 +78,13 @@ export interface Services {
   /** The receipt of a stored order, rebuilt from the row (the same bytes on every call). */
   orderReceipt: (order: OrderRow) => string;
   jobs: JobService;
+  /** Listing and deleting jobs (src/jobs/manage.ts, issue #23). */
+  jobManager: JobManager;
   quotes: QuoteService;
   suitePurchase: SuitePurchase;
   storage: ObjectStore;
+  /** Receiving jobs' inputs and serving their outputs (src/jobs/transfer.ts), for the job routes. */
+  transfers: JobTransfers;
   /** Suite-job runner: the jobs' scheduler, and a segment worker when `worker.start`. */
   runner: JobRunner;
   /** The retention sweep of job data (src/jobs/retention.ts): runs every JOB_SWEEP_INTERVAL_SECONDS. */
@@ -198,6 +205,12 @@ export async function buildServices(options: ServiceOptions): Promise<Services> 
     retentionHours: config.jobData.retentionHours,
     fulfilment: orders.fulfilment,
   });
+  const transfers = new JobTransfers(db.kysely, jobs, storage, log);
+  const jobManager = new JobManager(db.kysely, jobs, {
+    store: storage,
+    spoolDir: tusSpoolDir(config.dataDir),
+    log: (line) => log.warn(line),
+  });
   const suitePurchase = new SuitePurchase(db.kysely, quotes, jobs, x402, card, config.baseUrl, {
     limits: {
       runningPerCaller: config.suiteFree.runningPerCaller,
@@ -260,9 +273,11 @@ export async function buildServices(options: ServiceOptions): Promise<Services> 
     receipts,
     orderReceipt,
     jobs,
+    jobManager,
     quotes,
     suitePurchase,
     storage,
+    transfers,
     runner,
     retention,
     // olympiad returned services: O1 begin

@@ -35,6 +35,11 @@ export async function registerOpenApi(app: App, config: Config): Promise<void> {
             description: "Olympiad participant token (from POST /api/olympiad { action: register }).",
           },
           jobBearer: { type: "http", scheme: "bearer", description: "Suite job token (from POST /api/x402-suite)." },
+          identityBearer: {
+            type: "http",
+            scheme: "bearer",
+            description: "Join-work identity token (from POST /api/join-work); X-Identity-Token is accepted too.",
+          },
         },
       },
     },

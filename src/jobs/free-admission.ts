@@ -2,6 +2,7 @@ import { PostgresAdapter, sql } from "kysely";
 import type { Executor } from "../db/executor.js";
 import { Problem } from "../http/problem.js";
 import { BYTES_PER_GB } from "./pricing.js";
+import { jobStore } from "./store.js";
 import type { JobState, QuoteRow } from "./tables.js";
 import { toBigInt } from "./usage.js";
 
@@ -75,20 +76,8 @@ export class FreeAdmission {
   /** Refuses a new free job of `bytes` for `caller` past the limits (see the module comment). */
   async admit(db: Executor, caller: string | null, bytes: bigint): Promise<void> {
     const cutoff = new Date(this.now().getTime() - ABANDONED_INPUT_MS).toISOString();
-    const freeJobs = (d: Executor) => d.selectFrom("jobs").where("paid_by", "=", "free");
-    const counted = (q: ReturnType<typeof freeJobs>) =>
-      q.where((eb) =>
-        eb.or([
-          eb("state", "in", ["queued", "running"]),
-          eb.and([eb("state", "in", INPUT_STATES), eb("updated_at", ">=", cutoff)]),
-        ]),
-      );
     if (caller !== null) {
-      const rows = await counted(freeJobs(db))
-        .where("caller", "=", caller)
-        .select(["state", (eb) => eb.fn.countAll<number | string | bigint>().as("n")])
-        .groupBy("state")
-        .execute();
+      const rows = await jobStore.freeJobsByState(db, caller, INPUT_STATES, cutoff);
       let running = 0;
       let queued = 0;
       for (const r of rows) {
@@ -113,11 +102,7 @@ export class FreeAdmission {
         );
       }
     }
-    const total = await counted(freeJobs(db))
-      .where("state", "!=", "running")
-      .select((eb) => eb.fn.sum<string | number | bigint | null>("bytes_quoted").as("total"))
-      .executeTakeFirst();
-    const held = toBigInt(total?.total);
+    const held = toBigInt(await jobStore.freeBytesWaiting(db, INPUT_STATES, cutoff));
     const cap = BigInt(this.limits.queueBytes);
     if (held > 0n && held + bytes > cap) {
       throw new Problem(

@@ -1,5 +1,6 @@
 import type { Kysely } from "kysely";
 import type { Database } from "../db/schema.js";
+import { jobStore } from "./store.js";
 import type { JobRow } from "./tables.js";
 
 /**
@@ -19,57 +20,15 @@ type Db = Kysely<Database>;
 /** Whether another free job of `job`'s caller holds the caller's turn (then `job` waits). */
 export async function freeTurnTaken(db: Db, job: Pick<JobRow, "id" | "paid_by" | "caller">): Promise<boolean> {
   if (job.paid_by !== "free" || !job.caller) return false;
-  const other = await db
-    .selectFrom("jobs as j")
-    .select("j.id")
-    .where("j.caller", "=", job.caller)
-    .where("j.paid_by", "=", "free")
-    .where("j.id", "!=", job.id)
-    .where((eb) =>
-      eb.or([
-        eb("j.state", "=", "running"),
-        eb.and([eb("j.state", "=", "queued"), eb("j.segments_total", ">", 0)]),
-        eb.and([
-          eb("j.state", "=", "uploading"),
-          eb.exists(
-            eb
-              .selectFrom("job_segments as s")
-              .select("s.idx")
-              .whereRef("s.job_id", "=", "j.id")
-              .whereRef("s.gen", "=", "j.upload_gen"),
-          ),
-        ]),
-      ]),
-    )
-    .executeTakeFirst();
-  return other !== undefined;
+  return jobStore.freeTurnHeld(db, job.caller, job.id);
 }
 
 /** The caller's oldest free job waiting for its turn (input complete, not planned yet). */
-export async function nextWaiting(db: Db, caller: string): Promise<JobRow | undefined> {
-  return db
-    .selectFrom("jobs")
-    .selectAll()
-    .where("caller", "=", caller)
-    .where("paid_by", "=", "free")
-    .where("state", "=", "queued")
-    .where("segments_total", "=", 0)
-    .orderBy("created_at")
-    .orderBy("id")
-    .executeTakeFirst();
+export function nextWaiting(db: Db, caller: string): Promise<JobRow | undefined> {
+  return jobStore.oldestUnplannedFree(db, caller);
 }
 
 /** Every caller's oldest waiting free job (at most `limit` callers), for the periodic pass. */
-export async function waitingCallers(db: Db, limit = 100): Promise<string[]> {
-  const rows = await db
-    .selectFrom("jobs")
-    .select("caller")
-    .distinct()
-    .where("paid_by", "=", "free")
-    .where("state", "=", "queued")
-    .where("segments_total", "=", 0)
-    .where("caller", "is not", null)
-    .limit(limit)
-    .execute();
-  return rows.map((r) => r.caller as string);
+export function waitingCallers(db: Db, limit = 100): Promise<string[]> {
+  return jobStore.callersWithUnplannedFree(db, limit);
 }

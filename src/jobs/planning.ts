@@ -1,4 +1,8 @@
+import { Problem } from "../http/problem.js";
 import { PermanentTaskError } from "./queue/types.js";
+import type { QuoteView } from "./quotes/schemas.js";
+import { jobKeys, type ObjectStore } from "./storage/types.js";
+import type { JobRow } from "./tables.js";
 
 /**
  * Planning a suite job's segments (docs/suite.md "Segments"): compress and roundtrip inputs are
@@ -201,4 +205,49 @@ export function planFixedSegments(size: number, segmentBytes: number): Range[] {
     ranges.push({ offset, length: Math.min(segmentBytes, size - offset) });
   }
   return ranges;
+}
+
+/**
+ * The segments of a job whose input is complete: fixed ranges (compress, roundtrip), or record
+ * ranges (decompress) once every record's declared output is read and their sum is within the
+ * quote (else OutputExceedsQuote, before anything is decoded).
+ */
+export async function planJob(
+  store: ObjectStore,
+  job: Pick<JobRow, "id" | "op" | "bytes_quoted">,
+  segmentBytes: number,
+): Promise<Range[]> {
+  const key = jobKeys.input(job.id);
+  const size = await store.size(key);
+  if (size === undefined) throw new PermanentTaskError(`the job's input (${key}) is missing`, "input_missing");
+  if (job.op !== "decompress") return planFixedSegments(size, segmentBytes);
+  if (size === 0) return [];
+  // every record's declared output is read before anything is decoded: the quote bounds the sum
+  const { ranges, declared } = await planRecordSegments((await store.get(key)) as AsyncIterable<Buffer>, segmentBytes);
+  const quoted = Number(job.bytes_quoted);
+  if (declared > quoted) throw new OutputExceedsQuote(declared, quoted);
+  return ranges;
+}
+
+/**
+ * What a refused decompress job says (its records declare more than its quote): the next step
+ * (the fresh `quote` for the declared bytes, or how to ask for one, `why` there is none) and the
+ * 409 for the upload that completed it.
+ */
+export function refusal(
+  job: Pick<JobRow, "id">,
+  err: OutputExceedsQuote,
+  quote: QuoteView | null,
+  why: string,
+): { next: string; problem: Problem } {
+  const next = quote
+    ? `quote ${quote.quote_id} covers ${err.declared} bytes (${quote.free ? "free" : `${quote.amount_usd} USD`}; buy it with POST /api/x402-suite { quote_id, … })`
+    : `ask for a quote of ${err.declared} bytes (POST /api/ppp-quote)${why}`;
+  const problem = new Problem(
+    409,
+    "output_exceeds_quote",
+    `The input's stream records declare ${err.declared} bytes of output, more than the ${err.quoted} bytes this job was quoted for (for decompress, the quoted bytes are the decompressed size). Nothing was decoded and the job is failed; ${next}.`,
+    { declared_bytes: err.declared, bytes_quoted: err.quoted, job_id: job.id, quote },
+  );
+  return { next, problem };
 }

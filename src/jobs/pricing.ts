@@ -13,7 +13,7 @@ import { VERSIONS } from "../versions.js";
  *   per client IP per UTC day. The spec's "Free suite volume 100 GB, per job first, per the join
  *   grant wording" is read, deliberately, as per identity per month: a per-job free part let any
  *   large job be split into free ones. `priceJob` takes what the caller has left
- *   (`freeRemainingBytes`, src/jobs/quotes.ts computes it); one job never gets more than 100 GB.
+ *   (`freeRemainingBytes`, src/jobs/quotes/service.ts computes it); one job never gets more than 100 GB.
  * - Billable bytes = bytes beyond the free part, rounded up to whole MB.
  * - 0.05 USD per GB (50 units per MB) for the first 100 billable GB of a job, 0.04 USD per GB
  *   (40 units per MB) for billable bytes beyond that (bulk).

@@ -12,7 +12,7 @@ import { challengeSchema, emptyJsonAsAbsent } from "../payments/x402/routes.js";
 import type { Challenge, X402Service } from "../payments/x402/service.js";
 import { centsOfUnits, SUITE_PRICE, suitePricingRecord, usdOfUnits } from "./pricing.js";
 import { SUITE_RESOURCE_PATH, type SuitePurchase } from "./purchase.js";
-import { quoteViewSchema, suiteRequestFields } from "./quote-schemas.js";
+import { quoteViewSchema, suiteRequestFields } from "./quotes/schemas.js";
 
 export const jobPurchaseSchema = z.object({
   job_id: z.string(),

@@ -12,8 +12,8 @@ import {
   type FreeLimits,
   lockFreeAdmission,
 } from "./free-admission.js";
-import type { QuoteView, SuiteRequest } from "./quote-schemas.js";
-import type { QuoteClient, QuoteService } from "./quotes.js";
+import type { QuoteView, SuiteRequest } from "./quotes/schemas.js";
+import type { QuoteClient, QuoteService } from "./quotes/service.js";
 import type { JobService } from "./service.js";
 import { jobStore } from "./store.js";
 import type { QuoteRow } from "./tables.js";

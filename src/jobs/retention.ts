@@ -59,8 +59,19 @@ export type SweepResult =
   | { swept: true; expired: string[]; abandoned: string[]; spoolRemoved: string[]; failed: string[] }
   | { swept: false; reason: "busy" };
 
-/** 410 job_expired for a job whose data the retention sweep deleted. */
+/**
+ * 410 job_deleted for a job its owner deleted (DELETE /api/jobs/:id, issue #23), 410 job_expired
+ * for one whose data the retention sweep deleted. Every job route calls it.
+ */
 export function assertNotExpired(job: JobRow): void {
+  if (job.deleted_at) {
+    throw new Problem(
+      410,
+      "job_deleted",
+      `Job ${job.id} was deleted at ${job.deleted_at} by its owner: its input and output are gone. Buy a new job to run it again.`,
+      { job_id: job.id, state: job.state, finished_at: job.finished_at, deleted_at: job.deleted_at },
+    );
+  }
   if (!job.expired_at) return;
   const abandoned = job.error_code === "upload_abandoned";
   throw new Problem(
@@ -77,6 +88,33 @@ export function assertNotExpired(job: JobRow): void {
       output_sha256: job.output_sha256,
     },
   );
+}
+
+/**
+ * Deletes everything of job `id` in the object store (input, segment outputs, leftovers) and its
+ * tus spool files, then records `purged_at` (once). Throws when a deletion fails (S3 unreachable):
+ * the sweep's `purgeLeft` tries an expired or deleted job again while `purged_at` is null. The
+ * retention sweep and `DELETE /api/jobs/:id` (src/jobs/manage.ts) share it.
+ */
+export async function purgeJobData(
+  deps: { db: Kysely<Database>; store: ObjectStore; spoolDir?: string | undefined },
+  id: string,
+  at: string,
+): Promise<void> {
+  await deps.store.deletePrefix(jobKeys.prefix(id));
+  await removeSpoolFiles(deps.spoolDir, id);
+  await deps.db
+    .updateTable("jobs")
+    .set({ purged_at: at })
+    .where("id", "=", id)
+    .where("purged_at", "is", null)
+    .execute();
+}
+
+async function removeSpoolFiles(dir: string | undefined, id: string): Promise<void> {
+  if (!dir) return;
+  await fs.rm(path.join(dir, id), { force: true });
+  await fs.rm(path.join(dir, `${id}.json`), { force: true });
 }
 
 /** PostgreSQL advisory lock key of the sweep (hashtext of a fixed name). */
@@ -181,6 +219,7 @@ export class JobRetention {
         .selectFrom("jobs")
         .select(["id"])
         .where("expired_at", "is", null)
+        .where("deleted_at", "is", null)
         .where("state", "in", ENDED)
         .where((eb) => eb(eb.fn.coalesce("finished_at", "updated_at"), "<", cutoff))
         .orderBy("finished_at")
@@ -214,6 +253,7 @@ export class JobRetention {
         .selectFrom("jobs")
         .select(["id", "updated_at"])
         .where("expired_at", "is", null)
+        .where("deleted_at", "is", null)
         .where("state", "in", UNFINISHED_UPLOAD)
         .where("updated_at", "<", cutoff)
         .where("id", ">", after)
@@ -250,12 +290,12 @@ export class JobRetention {
     }
   }
 
-  /** Expired jobs whose data is not deleted yet (an earlier deletion failed): again. */
+  /** Expired or deleted jobs whose data is not deleted yet (an earlier deletion failed): again. */
   private async purgeLeft(result: { failed: string[] }): Promise<void> {
     const rows = await this.db
       .selectFrom("jobs")
       .select(["id"])
-      .where("expired_at", "is not", null)
+      .where((eb) => eb.or([eb("expired_at", "is not", null), eb("deleted_at", "is not", null)]))
       .where("purged_at", "is", null)
       .limit(BATCH)
       .execute();
@@ -268,14 +308,7 @@ export class JobRetention {
   /** Deletes a job's objects and its spool files; true when everything is gone. */
   private async purge(id: string): Promise<boolean> {
     try {
-      await this.opts.store.deletePrefix(jobKeys.prefix(id));
-      await this.removeSpool(id);
-      await this.db
-        .updateTable("jobs")
-        .set({ purged_at: this.iso(this.now()) })
-        .where("id", "=", id)
-        .where("purged_at", "is", null)
-        .execute();
+      await purgeJobData(this.opts, id, this.iso(this.now()));
       return true;
     } catch (err) {
       this.log(
@@ -286,10 +319,7 @@ export class JobRetention {
   }
 
   private async removeSpool(id: string): Promise<void> {
-    const dir = this.opts.spoolDir;
-    if (!dir) return;
-    await fs.rm(path.join(dir, id), { force: true });
-    await fs.rm(path.join(dir, `${id}.json`), { force: true });
+    await removeSpoolFiles(this.opts.spoolDir, id);
   }
 
   /** The newest modification time (ms) of the job's tus spool file and growing input files here. */

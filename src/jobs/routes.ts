@@ -5,9 +5,7 @@ import { PassThrough, Readable } from "node:stream";
 import { FileStore } from "@tus/file-store";
 import { type Locker, Metadata, Server as TusServer, type Upload } from "@tus/server";
 import type { FastifyReply, FastifyRequest } from "fastify";
-import type { Kysely } from "kysely";
 import { z } from "zod";
-import type { Database } from "../db/schema.js";
 import { infrastructureProblem } from "../http/errors.js";
 import { safeError } from "../http/logger.js";
 import { PROBLEM_CONTENT_TYPE, Problem, problemSchema } from "../http/problem.js";
@@ -16,9 +14,7 @@ import type { App } from "../http/types.js";
 import { DiskFloor } from "./disk-floor.js";
 import { assertNotExpired, tusSpoolDir } from "./retention.js";
 import type { JobService } from "./service.js";
-import type { ObjectStore } from "./storage/types.js";
 import type { JobRow } from "./tables.js";
-import { JobTransfers } from "./transfer.js";
 
 /**
  * Suite jobs over HTTP (issue #10): the job's state, its input (raw streaming PUT, or resumable
@@ -35,7 +31,7 @@ const JOB_ID = /^job_[A-Za-z0-9_-]{1,64}$/;
 const jobIdParam = idText(80).describe("job id (job_…)");
 const uploadIdParam = idText(80).describe("tus upload id (the job id)");
 
-const jobViewSchema = z.object({
+export const jobViewSchema = z.object({
   job_id: z.string(),
   state: z.enum(["awaiting_input", "uploading", "queued", "running", "done", "failed", "cancelled"]),
   product: z.string(),
@@ -86,6 +82,11 @@ export function parseRange(header: string | undefined, total: number): [number, 
   return [start, Math.min(end, total - 1)];
 }
 
+/** `Repr-Digest` (RFC 9530) of a hex SHA-256: `sha-256=:<base64 of the 32 bytes>:`. */
+export function reprDigest(sha256Hex: string): string {
+  return `sha-256=:${Buffer.from(sha256Hex, "hex").toString("base64")}:`;
+}
+
 /** tus errors are `{status_code, body}`; ours are problems. Both become problem+json bodies. */
 const TUS_CODES: Record<number, string> = {
   400: "tus_bad_request",
@@ -119,8 +120,6 @@ export function jobRoutes(
   app: App,
   deps: {
     jobs: JobService;
-    storage: ObjectStore;
-    db: Kysely<Database>;
     dataDir: string;
     baseUrl: string;
     /** JOB_MIN_FREE_DISK_BYTES: new uploads get 507 below it (0 or absent: no floor) */
@@ -129,8 +128,9 @@ export function jobRoutes(
     locker?: Locker | undefined;
   },
 ) {
-  const { jobs, storage, db, baseUrl } = deps;
-  const transfers = new JobTransfers(db, jobs, storage, app.log);
+  const { jobs, baseUrl } = deps;
+  /** Receiving inputs and serving outputs (src/jobs/transfer.ts), built in src/services.ts. */
+  const { transfers } = app.services;
   const diskFloor = new DiskFloor(deps.dataDir, deps.minFreeDiskBytes ?? 0);
 
   // --- tus: uploads spool under DATA_DIR/spool/tus (0700), then move into the object store ---
@@ -345,7 +345,7 @@ export function jobRoutes(
       {
         schema: {
           summary: "A suite job: state, bytes in and out, progress, ratio, level, attempts, errors",
-          description: `${AUTH} Once the job's data has expired (JOB_RETENTION_HOURS after it ended, or an upload abandoned for JOB_ABANDONED_UPLOAD_HOURS) this answers 410 job_expired, with the job's final state, finished_at, expired_at and output_sha256 in the problem.`,
+          description: `${AUTH} Once the job's data has expired (JOB_RETENTION_HOURS after it ended, or an upload abandoned for JOB_ABANDONED_UPLOAD_HOURS) this answers 410 job_expired, with the job's final state, finished_at, expired_at and output_sha256 in the problem. A job deleted by DELETE /api/jobs/{id}: 410 job_deleted (every job route).`,
           tags: ["jobs"],
           security: [{ jobBearer: [] }],
           params: z.object({ id: jobIdParam }),
@@ -414,7 +414,7 @@ export function jobRoutes(
       {
         schema: {
           summary: "A done suite job's output (streamed; Range supported)",
-          description: `The segment outputs in order. \`Range: bytes=a-b\` (one range, suffix \`bytes=-n\` too) → 206 with Content-Range; outside the output → 416. ETag is the output's SHA-256. ${AUTH}`,
+          description: `The segment outputs in order. \`Range: bytes=a-b\` (one range, suffix \`bytes=-n\` too) → 206 with Content-Range; outside the output → 416. ETag is the output's SHA-256 (hex), \`Repr-Digest: sha-256=:<base64>:\` the same digest (RFC 9530, also on a 206). A deleted job: 410 job_deleted. ${AUTH}`,
           tags: ["jobs"],
           security: [{ jobBearer: [] }],
           params: z.object({ id: jobIdParam }),
@@ -434,6 +434,8 @@ export function jobRoutes(
         const etag = job.output_sha256 ? `"${job.output_sha256}"` : undefined;
         reply.header("Accept-Ranges", "bytes").header("Cache-Control", "private, no-store");
         if (etag) reply.header("ETag", etag);
+        // RFC 9530: the SHA-256 of the whole output (also on a 206: it describes the representation)
+        if (job.output_sha256) reply.header("Repr-Digest", reprDigest(job.output_sha256));
         let range = parseRange(request.headers.range, total);
         const ifRange = request.headers["if-range"];
         if (range !== undefined && ifRange !== undefined && ifRange !== etag) range = undefined;

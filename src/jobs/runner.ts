@@ -1,24 +1,10 @@
-import { createHash } from "node:crypto";
-import { once } from "node:events";
-import { PassThrough } from "node:stream";
-import v8 from "node:v8";
-import vm from "node:vm";
-import { type Kysely, sql } from "kysely";
-import { Piscina } from "piscina";
-import type { Level } from "../codec/index.js";
+import type { Kysely } from "kysely";
 import { nowIso } from "../db/database.js";
 import type { Database } from "../db/schema.js";
 import { Problem } from "../http/problem.js";
-import { bundleModule } from "../threads/bundle.mjs";
+import { outputDigest, SegmentExecution } from "./execution.js";
 import { freeTurnTaken, nextWaiting, waitingCallers } from "./free-turns.js";
-import {
-  JOB_MAX_RECORD_OUTPUT_BYTES,
-  OutputExceedsQuote,
-  planFixedSegments,
-  planRecordSegments,
-  type Range,
-  recordDeclared,
-} from "./planning.js";
+import { OutputExceedsQuote, planJob, type Range, refusal } from "./planning.js";
 import {
   errorMessage,
   PermanentTaskError,
@@ -27,24 +13,19 @@ import {
   type TaskQueue,
   taskPriority,
 } from "./queue/types.js";
-import type { QuoteView } from "./quote-schemas.js";
-import type { SegmentOp, UnitReply, UnitTask } from "./segment-job.js";
+import type { QuoteView } from "./quotes/schemas.js";
 import type { EarlyCoding, JobScheduler } from "./service.js";
 import { jobKeys, type ObjectStore } from "./storage/types.js";
 import { jobStore } from "./store.js";
 import type { JobRow, JobSegmentRow } from "./tables.js";
-import { DEFAULT_CHUNK_BYTES, fixedUnits, readUnits, recordUnits, UnitBuffers } from "./units.js";
 
 /**
  * Runs suite jobs (issue #10 items 5–6). `schedule(job)` plans a job whose input is complete into
  * segments (compress / roundtrip: every `segmentBytes` of input; decompress: whole stream records
  * up to about `segmentBytes`), writes their `job_segments` rows and enqueues one task per segment
  * (id `<job>:<upload>:<idx>`, so planning twice enqueues nothing new; `early` queues whole segments
- * while the input still arrives). A task reads its input range from
- * the object store, cuts it into units (a `chunkBytes` chunk, or one record), codes them on a
- * piscina pool (about `threads × 2` units in flight in all; input buffers transferred in, outputs moved
- * back with the input's buffer, which the next unit is read into: see `UnitBuffers`) and streams
- * the outputs in order into `jobs/<job>/out/<idx>`. The job's output is the
+ * while the input still arrives). A task codes its segment into `jobs/<job>/out/<idx>`
+ * (execution.ts; the cutting into segments and units: planning.ts, units.ts). The job's output is the
  * concatenation of the segments' outputs: for compress and roundtrip one codec stream that
  * `labphi decompress` (decompressStream) restores. Every state change is a conditional update:
  * a redelivered task whose segment is done does nothing, the job is finalized once (`done`, with
@@ -94,39 +75,12 @@ const WAKE_INTERVAL_MS = 60_000;
 /** states in which a job's segments may run: its input is complete, or arriving (coded early) */
 const RUNNABLE: JobRow["state"][] = ["uploading", ...ACTIVE];
 
-/**
- * A minor collection (scavenge) of this thread's heap, once `exposeGc` ran. A decompress segment
- * receives 4 MiB outputs from the threads and writes them; once written they are dead, but a
- * thread whose JavaScript allocates little collects rarely and V8 frees dead ArrayBuffers only at a
- * collection (after about 64 MB of them): measured, 1 GB decoded from a 4.5 KB stream peaked at
- * 316 MB in the worker. A scavenge every few records frees them (about a millisecond each).
- */
-let minorGc: (() => void) | undefined;
-let gcExposed = false;
-
-/** `--expose-gc` for the codec threads started after this (they scavenge after each decoded record) and this thread. */
-function exposeGc(): void {
-  if (gcExposed) return;
-  gcExposed = true;
-  try {
-    v8.setFlagsFromString("--expose-gc");
-    const gc = vm.runInNewContext("gc") as ((options?: { type: "minor" | "major" }) => void) | undefined;
-    if (typeof gc === "function") minorGc = () => gc({ type: "minor" });
-  } catch {
-    // not available: collections stay V8's own
-  }
-}
-
 export class JobRunner implements JobScheduler {
   readonly queue: TaskQueue;
   private readonly db: Kysely<Database>;
   private readonly store: ObjectStore;
-  private readonly chunkBytes: number;
-  /** units on the pool at once, per segment */
-  private readonly inflight: number;
-  private readonly buffers: UnitBuffers;
   private readonly log: (line: string) => void;
-  private piscina: Piscina | undefined;
+  private readonly execution: SegmentExecution;
   private working = false;
   private wakeTimer: NodeJS.Timeout | undefined;
   /**
@@ -140,13 +94,8 @@ export class JobRunner implements JobScheduler {
     this.store = opts.store;
     this.queue = opts.queue;
     this.requote = opts.requote;
-    this.chunkBytes = opts.chunkBytes ?? Math.min(DEFAULT_CHUNK_BYTES, opts.segmentBytes);
-    // threads × 2 units on the pool in all, shared by the segments at once: a second segment keeps
-    // the threads busy while the first one's last units finish (and its output is written)
-    this.inflight = Math.max(1, Math.ceil((Math.max(1, opts.threads) * 2) / Math.max(1, opts.concurrency)));
-    // a segment holds at most inflight + 1 unit buffers (those on the pool, the one being filled)
-    this.buffers = new UnitBuffers(this.chunkBytes, (this.inflight + 1) * Math.max(1, opts.concurrency));
     this.log = opts.log ?? (() => {});
+    this.execution = new SegmentExecution({ ...opts, log: this.log });
   }
 
   /** Starts this process's segment workers, then re-plans jobs left queued or running. */
@@ -169,14 +118,12 @@ export class JobRunner implements JobScheduler {
     clearInterval(this.wakeTimer);
     await this.queue.stop(opts);
     this.working = false;
-    const pool = this.piscina;
-    this.piscina = undefined;
-    await pool?.destroy();
+    await this.execution.destroy();
   }
 
   /** Jobs left queued or running (a crash between planning and enqueueing, a lost finalize): again. */
   async recover(): Promise<void> {
-    const jobs = await this.db.selectFrom("jobs").selectAll().where("state", "in", ACTIVE).execute();
+    const jobs = await jobStore.jobsIn(this.db, ACTIVE);
     for (const job of jobs) {
       try {
         await this.schedule(job);
@@ -204,7 +151,7 @@ export class JobRunner implements JobScheduler {
       try {
         // segments coded while the input arrived were cut at their size: the rest follow it
         const early = segments.find((s) => s.gen === gen && s.idx === 0);
-        ranges = await this.plan(current, early ? Number(early.in_length) : this.opts.segmentBytes);
+        ranges = await planJob(this.store, current, early ? Number(early.in_length) : this.opts.segmentBytes);
       } catch (err) {
         if (err instanceof OutputExceedsQuote) return this.refuse(current, err);
         if (err instanceof PermanentTaskError) {
@@ -216,41 +163,12 @@ export class JobRunner implements JobScheduler {
       const at = nowIso();
       await this.db.transaction().execute(async (trx) => {
         // rows of an earlier upload (queued early, then that upload failed) make way
-        await trx
-          .deleteFrom("job_segments")
-          .where("job_id", "=", job.id)
-          .where((eb) =>
-            gen === null ? eb("gen", "is not", null) : eb.or([eb("gen", "is", null), eb("gen", "!=", gen)]),
-          )
-          .execute();
-        if (ranges.length > 0) {
-          await trx
-            .insertInto("job_segments")
-            .values(
-              ranges.map((r, idx) => ({
-                job_id: job.id,
-                idx,
-                state: "pending" as const,
-                in_offset: r.offset,
-                in_length: r.length,
-                out_bytes: null,
-                out_sha256: null,
-                attempts: 0,
-                worker: null,
-                error: null,
-                updated_at: at,
-                gen,
-              })),
-            )
-            .onConflict((oc) => oc.columns(["job_id", "idx"]).doNothing())
-            .execute();
-        }
-        await trx
-          .updateTable("jobs")
-          .set({ segments_total: ranges.length, updated_at: at })
-          .where("id", "=", job.id)
-          .where("segments_total", "=", 0)
-          .execute();
+        await jobStore.deleteSegmentsNotOf(trx, job.id, gen);
+        await jobStore.insertSegments(
+          trx,
+          ranges.map((r, idx) => pendingSegment(job.id, gen, idx, r, at)),
+        );
+        await jobStore.setSegmentsTotal(trx, job.id, ranges.length, at);
       });
       segments = await jobStore.segments(this.db, job.id);
       this.log(`job ${job.id}: ${current.op} planned in ${segments.length} segment(s)`);
@@ -309,42 +227,9 @@ export class JobRunner implements JobScheduler {
     const job = await jobStore.job(this.db, jobId);
     if (job?.state !== "uploading" || job.upload_gen !== gen) return; // sent again meanwhile
     if (await freeTurnTaken(this.db, job)) return; // the caller's other free job runs first
-    const inserted = await this.db
-      .insertInto("job_segments")
-      .values({
-        job_id: jobId,
-        idx,
-        state: "pending",
-        in_offset: idx * size,
-        in_length: size,
-        out_bytes: null,
-        out_sha256: null,
-        attempts: 0,
-        worker: null,
-        error: null,
-        updated_at: nowIso(),
-        gen,
-      })
-      .onConflict((oc) => oc.columns(["job_id", "idx"]).doNothing())
-      .executeTakeFirst();
-    if (Number(inserted.numInsertedOrUpdatedRows ?? 0) === 0) return;
+    const range = { offset: idx * size, length: size };
+    if ((await jobStore.insertSegments(this.db, [pendingSegment(jobId, gen, idx, range, nowIso())])) === 0) return;
     await this.enqueue(jobId, gen, idx, taskPriority(job.paid_by));
-  }
-
-  private async plan(job: JobRow, segmentBytes: number): Promise<Range[]> {
-    const key = jobKeys.input(job.id);
-    const size = await this.store.size(key);
-    if (size === undefined) throw new PermanentTaskError(`the job's input (${key}) is missing`, "input_missing");
-    if (job.op !== "decompress") return planFixedSegments(size, segmentBytes);
-    if (size === 0) return [];
-    // every record's declared output is read before anything is decoded: the quote bounds the sum
-    const { ranges, declared } = await planRecordSegments(
-      (await this.store.get(key)) as AsyncIterable<Buffer>,
-      segmentBytes,
-    );
-    const quoted = Number(job.bytes_quoted);
-    if (declared > quoted) throw new OutputExceedsQuote(declared, quoted);
-    return ranges;
   }
 
   /**
@@ -362,19 +247,12 @@ export class JobRunner implements JobScheduler {
       // e.g. more than the 10^15 bytes a job may be quoted for
       why = ` (no quote: ${errorMessage(e)})`;
     }
-    const next = quote
-      ? `quote ${quote.quote_id} covers ${err.declared} bytes (${quote.free ? "free" : `${quote.amount_usd} USD`}; buy it with POST /api/x402-suite { quote_id, … })`
-      : `ask for a quote of ${err.declared} bytes (POST /api/ppp-quote)${why}`;
+    const { next, problem } = refusal(job, err, quote, why);
     await this.failJob(job.id, err.code, `${err.message}; ${next}`, 0);
     await this.store.deletePrefix(jobKeys.input(job.id)).catch((e) => {
       this.log(`job ${job.id}: its refused input was not deleted: ${errorMessage(e)}`);
     });
-    throw new Problem(
-      409,
-      "output_exceeds_quote",
-      `The input's stream records declare ${err.declared} bytes of output, more than the ${err.quoted} bytes this job was quoted for (for decompress, the quoted bytes are the decompressed size). Nothing was decoded and the job is failed; ${next}.`,
-      { declared_bytes: err.declared, bytes_quoted: err.quoted, job_id: job.id, quote },
-    );
+    throw problem;
   }
 
   // ---------------------------------------------------------------- one segment
@@ -386,12 +264,7 @@ export class JobRunner implements JobScheduler {
     const job = await jobStore.job(this.db, jobId);
     // a job failed, cancelled or done meanwhile, or sent again since this task was queued: nothing to do
     if (!job || !RUNNABLE.includes(job.state) || job.upload_gen !== gen) return;
-    const seg = await this.db
-      .selectFrom("job_segments")
-      .selectAll()
-      .where("job_id", "=", jobId)
-      .where("idx", "=", idx)
-      .executeTakeFirst();
+    const seg = await jobStore.segment(this.db, jobId, idx);
     if (!seg || seg.gen !== gen) {
       if (job.state === "uploading") return; // a new upload began meanwhile
       throw new PermanentTaskError(`job ${jobId} has no segment ${idx}`, "bug");
@@ -400,200 +273,8 @@ export class JobRunner implements JobScheduler {
       await this.maybeFinalize(jobId);
       return;
     }
-    const at = nowIso();
-    await jobStore.jobTransition(this.db, jobId, ["queued"], { state: "running", started_at: at });
-    await this.db
-      .updateTable("jobs")
-      .set({ attempts: sql<number>`case when attempts < ${ctx.attempt} then ${ctx.attempt} else attempts end` })
-      .where("id", "=", jobId)
-      .execute();
-    await this.db
-      .updateTable("job_segments")
-      .set({ state: "running", attempts: ctx.attempt, worker: ctx.workerId, updated_at: at })
-      .where("job_id", "=", jobId)
-      .where("idx", "=", idx)
-      .where("state", "in", ["pending", "running"])
-      .execute();
-    const t0 = Date.now();
-    this.log(
-      `job ${jobId} segment ${idx + 1}/${job.segments_total} started (attempt ${ctx.attempt} of ${ctx.maxAttempts})`,
-    );
-    try {
-      await this.opts.beforeSegment?.(jobId, idx, ctx.attempt);
-      const out = await this.codeSegment(job, seg, ctx.signal);
-      const total = await this.segmentDone(jobId, idx, gen, out);
-      if (total !== undefined) {
-        this.log(
-          `job ${jobId} segment ${idx + 1}/${job.segments_total} done: ${Number(seg.in_length)} → ${out.bytes} bytes ` +
-            `in ${((Date.now() - t0) / 1000).toFixed(1)} s (attempt ${ctx.attempt}; ${total}/${job.segments_total} done)`,
-        );
-      }
-    } catch (err) {
-      this.log(
-        `job ${jobId} segment ${idx + 1}: attempt ${ctx.attempt} of ${ctx.maxAttempts} failed: ${errorMessage(err)}`,
-      );
-      await this.db
-        .updateTable("job_segments")
-        .set({ error: errorMessage(err), updated_at: nowIso() })
-        .where("job_id", "=", jobId)
-        .where("idx", "=", idx)
-        .where("state", "!=", "done")
-        .execute()
-        .catch(() => {});
-      throw err;
-    }
+    await this.execution.run(job, seg, ctx);
     await this.maybeFinalize(jobId);
-  }
-
-  /** Marks the segment done and counts it, once (one transaction); the new count, or undefined if already done. */
-  private async segmentDone(jobId: string, idx: number, gen: string | null, out: { bytes: number; sha256: string }) {
-    return this.db.transaction().execute(async (trx) => {
-      const r = await trx
-        .updateTable("job_segments")
-        .set({ state: "done", out_bytes: out.bytes, out_sha256: out.sha256, error: null, updated_at: nowIso() })
-        .where("job_id", "=", jobId)
-        .where("idx", "=", idx)
-        .where("state", "!=", "done")
-        .where((eb) => (gen === null ? eb("gen", "is", null) : eb("gen", "=", gen)))
-        .executeTakeFirst();
-      if (Number(r.numUpdatedRows) === 0) return undefined;
-      await trx
-        .updateTable("jobs")
-        .set({ segments_done: sql<number>`segments_done + 1`, updated_at: nowIso() })
-        .where("id", "=", jobId)
-        .execute();
-      const j = await trx.selectFrom("jobs").select("segments_done").where("id", "=", jobId).executeTakeFirst();
-      return j?.segments_done ?? 0;
-    });
-  }
-
-  /** The codec threads: one unit at a time each (the codec's work runs in the calling thread). */
-  private async pool(): Promise<Piscina> {
-    if (this.piscina) return this.piscina;
-    // the threads import the codec bundled into one JavaScript file (less memory than tsx per thread)
-    const module = await bundleModule(new URL("./segment-job.ts", import.meta.url));
-    exposeGc();
-    this.piscina ??= new Piscina({
-      filename: new URL("./segment-worker.mjs", import.meta.url).href,
-      minThreads: this.opts.threads,
-      maxThreads: this.opts.threads,
-      idleTimeout: 60_000,
-      workerData: { module },
-    });
-    return this.piscina;
-  }
-
-  /** Codes one segment into its output object: units on the pool, at most threads × 2 in flight. */
-  private async codeSegment(
-    job: JobRow,
-    seg: JobSegmentRow,
-    signal: AbortSignal,
-  ): Promise<{ bytes: number; sha256: string }> {
-    const start = Number(seg.in_offset);
-    const length = Number(seg.in_length);
-    const op = job.op as SegmentOp;
-    // while the input arrives, its bytes so far (a segment is queued once its bytes are there)
-    const growing = job.state === "uploading" && seg.gen ? { growing: seg.gen } : {};
-    const key = jobKeys.input(job.id);
-    // fixed units straight from the file where the store reads at positions (no chunks to copy)
-    const reader = length > 0 && op !== "decompress" ? await this.store.openReader?.(key, growing) : undefined;
-    const input = length > 0 && !reader ? await this.store.get(key, { start, end: start + length - 1 }, growing) : null;
-    const out = new PassThrough();
-    // destroyed with the segment's error before the store attached to it (a first record that
-    // fails at once): the error is the put's rejection and this task's, never an uncaught event
-    out.on("error", () => {});
-    const put = this.store.put(jobKeys.segmentOut(job.id, seg.idx, seg.gen), out);
-    put.catch(() => {});
-    try {
-      if (reader || input) {
-        const units = reader
-          ? readUnits(reader, start, length, this.buffers)
-          : op === "decompress"
-            ? recordUnits(input as AsyncIterable<Buffer>)
-            : fixedUnits(input as AsyncIterable<Buffer>, this.buffers);
-        // decompress: the writer never passes the quote, whatever the records claim (each record is
-        // also held to its declared size in `coded`, and the planner held their sum to the quote)
-        const cap = op === "decompress" ? Number(job.bytes_quoted) : Number.POSITIVE_INFINITY;
-        let written = 0;
-        for await (const piece of this.coded(units, op, job.level as Level, signal)) {
-          written += piece.length;
-          if (written > cap) {
-            throw new PermanentTaskError(
-              `the segment's output passes the job's quote of ${cap} bytes: the records decode to more than they declare`,
-              "codec_corrupt",
-            );
-          }
-          if (!out.write(piece)) await once(out, "drain", { signal });
-        }
-      }
-      out.end();
-    } catch (err) {
-      input?.destroy();
-      await reader?.close().catch(() => {});
-      out.destroy(err as Error);
-      throw err;
-    }
-    return put;
-  }
-
-  private async *coded(
-    units: AsyncIterable<Uint8Array>,
-    op: SegmentOp,
-    level: Level,
-    signal: AbortSignal,
-  ): AsyncGenerator<Uint8Array> {
-    const pool = await this.pool();
-    const window: Promise<UnitReply>[] = [];
-    /** decompress: the output each record in the window declares (read here, not by the codec) */
-    const declared: number[] = [];
-    let n = 0;
-    const take = async (): Promise<Uint8Array[]> => {
-      const reply = await (window.shift() as Promise<UnitReply>);
-      n++;
-      // decompress: the outputs of the records before were written; free them (see minorGc)
-      if (op === "decompress" && n % 4 === 0) minorGc?.();
-      const back = reply.input.buffer;
-      // the input's buffer is filled again only when no output is a view of it
-      if (!("out" in reply && reply.out.some((p) => p.buffer === back))) this.buffers.give(back);
-      const expected = declared.shift();
-      if ("out" in reply) {
-        const got = reply.out.reduce((a, p) => a + p.length, 0);
-        if (expected !== undefined && got !== expected) {
-          throw new PermanentTaskError(
-            `record ${n} of the segment: decoded ${got} bytes, its header declares ${expected}`,
-            "codec_corrupt",
-          );
-        }
-        return reply.out;
-      }
-      const { code, message } = reply.error;
-      const where = op === "decompress" ? `record ${n} of the segment` : `chunk ${n} of the segment`;
-      if (code === "roundtrip_mismatch") throw new PermanentTaskError(`${where}: ${message}`, "roundtrip_mismatch");
-      // a record the codec refuses (damaged, or decoding to another size than it declares): the
-      // codec's code (codec_corrupt, codec_checksum_mismatch, …); no retry can fix it
-      if (op === "decompress" && code.startsWith("codec_")) {
-        throw new PermanentTaskError(`${where}: ${message} (${code})`, code);
-      }
-      throw new Error(`${where}: ${message} (${code})`);
-    };
-    try {
-      for await (const unit of units) {
-        signal.throwIfAborted();
-        let task: UnitTask = { op, level, input: unit };
-        if (op === "decompress") {
-          declared.push(recordDeclared(unit));
-          task = { ...task, maxOutputBytes: JOB_MAX_RECORD_OUTPUT_BYTES };
-        }
-        const p = pool.run(task, { transferList: [unit.buffer as ArrayBuffer], signal }) as Promise<UnitReply>;
-        p.catch(() => {});
-        window.push(p);
-        if (window.length >= this.inflight) yield* await take();
-      }
-      while (window.length > 0) yield* await take();
-    } finally {
-      window.length = 0;
-      declared.length = 0;
-    }
   }
 
   // ---------------------------------------------------------------- job end
@@ -616,23 +297,12 @@ export class JobRunner implements JobScheduler {
       );
       return;
     }
-    const hash = createHash("sha256");
-    let bytes = 0;
-    for (const s of segments) {
-      for await (const c of (await this.store.get(jobKeys.segmentOut(jobId, s.idx, s.gen))) as AsyncIterable<Buffer>) {
-        hash.update(c);
-        bytes += c.length;
-      }
-    }
-    const expected = segments.reduce((a, s) => a + Number(s.out_bytes ?? 0), 0);
-    if (bytes !== expected) {
-      throw new Error(`job ${jobId}: segment outputs hold ${bytes} bytes, the segments record ${expected}`);
-    }
+    const { bytes, sha256 } = await outputDigest(this.store, jobId, segments);
     const at = nowIso();
     const won = await jobStore.jobTransition(this.db, jobId, ACTIVE, {
       state: "done",
       bytes_out: bytes,
-      output_sha256: hash.digest("hex"),
+      output_sha256: sha256,
       started_at: job.started_at ?? at,
       finished_at: at,
     });
@@ -671,14 +341,14 @@ export class JobRunner implements JobScheduler {
     const job = await jobStore.job(this.db, jobId);
     // the task of an upload that was sent again: its failure is not the new upload's
     if (!job || job.upload_gen !== gen) return;
-    await this.db
-      .updateTable("job_segments")
-      .set({ state: "failed", error: f.reason, attempts: f.attempts, updated_at: nowIso() })
-      .where("job_id", "=", jobId)
-      .where("idx", "=", idx)
-      .where("state", "!=", "done")
-      .where((eb) => (gen === null ? eb("gen", "is", null) : eb("gen", "=", gen)))
-      .execute();
+    await jobStore.segmentTransition(
+      this.db,
+      jobId,
+      idx,
+      "not done",
+      { state: "failed", error: f.reason, attempts: f.attempts, updated_at: nowIso() },
+      gen,
+    );
     // while the input still arrives the job is failed when it is complete (`schedule`)
     if (job.state === "uploading") return;
     const detail = `segment ${idx + 1} failed after ${f.attempts} attempt(s): ${f.reason}`;
@@ -698,16 +368,28 @@ export class JobRunner implements JobScheduler {
       const ended = await jobStore.job(this.db, jobId);
       if (ended) await this.wakeNext(ended);
     }
-    if (attempts > 0) {
-      await this.db
-        .updateTable("jobs")
-        .set({ attempts: sql<number>`case when attempts < ${attempts} then ${attempts} else attempts end` })
-        .where("id", "=", jobId)
-        .execute();
-    }
+    if (attempts > 0) await jobStore.raiseJobAttempts(this.db, jobId, attempts);
   }
 
   get isWorking(): boolean {
     return this.working;
   }
+}
+
+/** A new segment row, pending. */
+function pendingSegment(jobId: string, gen: string | null, idx: number, r: Range, at: string): JobSegmentRow {
+  return {
+    job_id: jobId,
+    idx,
+    state: "pending",
+    in_offset: r.offset,
+    in_length: r.length,
+    out_bytes: null,
+    out_sha256: null,
+    attempts: 0,
+    worker: null,
+    error: null,
+    updated_at: at,
+    gen,
+  };
 }

@@ -82,6 +82,11 @@ export interface JobRow {
   expired_at: string | null;
   /** when the expired job's data was deleted (null until a sweep has deleted it all) */
   purged_at: string | null;
+  /**
+   * When its owner deleted the job (DELETE /api/jobs/:id, migration 0018); null while it exists.
+   * Deleted: its data is removed (purged_at) and every job route answers 410 job_deleted.
+   */
+  deleted_at?: string | null;
 }
 
 export type SegmentState = "pending" | "running" | "done" | "failed";

@@ -77,14 +77,8 @@ export class JobTransfers {
    * (410 / 409).
    */
   async touchInput(job: JobRow): Promise<void> {
-    const r = await this.db
-      .updateTable("jobs")
-      .set({ updated_at: new Date().toISOString() })
-      .where("id", "=", job.id)
-      .where("state", "in", INPUT_STATES)
-      .where("expired_at", "is", null)
-      .executeTakeFirst();
-    if (Number(r.numUpdatedRows) === 0) this.assertAcceptsInput(await this.jobs.get(job.id));
+    const touched = await jobStore.touchJob(this.db, job.id, INPUT_STATES, new Date().toISOString());
+    if (!touched) this.assertAcceptsInput(await this.jobs.get(job.id));
   }
 
   /**
@@ -114,7 +108,7 @@ export class JobTransfers {
           segments_done: 0,
         });
         // segments begun on an earlier upload of this input no longer count
-        if (moved) await trx.deleteFrom("job_segments").where("job_id", "=", jobId).execute();
+        if (moved) await jobStore.deleteSegments(trx, jobId);
         return moved;
       });
       if (!started) this.assertAcceptsInput(await this.jobs.get(jobId));

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { IdentityService } from "../../src/identity/service.js";
 import { SuitePurchase } from "../../src/jobs/purchase.js";
-import { QuoteService } from "../../src/jobs/quotes.js";
+import { QuoteService } from "../../src/jobs/quotes/service.js";
 import { jobStore } from "../../src/jobs/store.js";
 import { type TestApp, testApp } from "../support/app.js";
 import { ENGINES } from "../support/databases.js";

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Problem } from "../../src/http/problem.js";
-import { QuoteService } from "../../src/jobs/quotes.js";
+import { QuoteService } from "../../src/jobs/quotes/service.js";
 import { jobStore } from "../../src/jobs/store.js";
 import { periodOf, suiteUsageId } from "../../src/jobs/usage.js";
 import { type TestApp, testApp } from "../support/app.js";

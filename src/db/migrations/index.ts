@@ -19,6 +19,7 @@ import * as m0014 from "./0014_rate_limits.js";
 import * as m0015 from "./0015_ip_daily_counts.js";
 import * as m0016 from "./0016_refunds.js";
 import * as m0017 from "./0017_priced_item.js";
+import * as m0018 from "./0018_job_listing.js";
 
 export const migrations = {
   "0001_foundation": m0001,
@@ -38,4 +39,5 @@ export const migrations = {
   "0015_ip_daily_counts": m0015,
   "0016_refunds": m0016,
   "0017_priced_item": m0017,
+  "0018_job_listing": m0018,
 };

@@ -3,7 +3,7 @@ import { z } from "zod";
 import { catalogEnvelopeFor, productRecord, productRecordSchema } from "../../catalog/routes.js";
 import { plainText } from "../../http/text.js";
 import { suitePricingRecord } from "../../jobs/pricing.js";
-import { quoteRequestSchema, quoteViewSchema } from "../../jobs/quote-schemas.js";
+import { quoteRequestSchema, quoteViewSchema } from "../../jobs/quotes/schemas.js";
 import { assertNotExpired } from "../../jobs/retention.js";
 import { paymentsMatrixSchema } from "../../payments/matrix/schemas.js";
 import { paymentsMatrix } from "../../payments/matrix/service.js";

@@ -9,7 +9,7 @@ import {
   SUITE_PRICE,
   usdOfUnits,
 } from "../../jobs/pricing.js";
-import { SUITE_DATA_CLASSES, SUITE_LEVELS, SUITE_OPS, SUITE_PRODUCTS } from "../../jobs/quote-schemas.js";
+import { SUITE_DATA_CLASSES, SUITE_LEVELS, SUITE_OPS, SUITE_PRODUCTS } from "../../jobs/quotes/schemas.js";
 import { DEFAULT_SUITE_LEVEL, estimatesByLevel, LEVEL_THROUGHPUT, type SuiteOp } from "../../jobs/throughput.js";
 import type { SessionStatus } from "../../payments/card/service.js";
 import { escapeHtml as e } from "../html.js";

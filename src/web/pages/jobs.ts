@@ -4,7 +4,7 @@ import { Problem, problemSchema } from "../../http/problem.js";
 import { emailText, plainText } from "../../http/text.js";
 import type { App } from "../../http/types.js";
 import { freeTermsText, MAX_JOB_BYTES_NUMBER } from "../../jobs/pricing.js";
-import { SUITE_DATA_CLASSES, SUITE_LEVELS, SUITE_OPS, SUITE_PRODUCTS } from "../../jobs/quote-schemas.js";
+import { SUITE_DATA_CLASSES, SUITE_LEVELS, SUITE_OPS, SUITE_PRODUCTS } from "../../jobs/quotes/schemas.js";
 import { DEFAULT_SUITE_LEVEL } from "../../jobs/throughput.js";
 import { cardRailsConfigured } from "../../payments/card/rails.js";
 import type { CardService } from "../../payments/card/service.js";

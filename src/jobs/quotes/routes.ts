@@ -1,9 +1,10 @@
 import { z } from "zod";
-import { Problem, problemSchema } from "../http/problem.js";
-import type { App } from "../http/types.js";
-import { type IdentityService, presentedToken } from "../identity/service.js";
-import { suitePricingSchema } from "../payments/matrix/schemas.js";
-import { pricingRules, suitePricingRecord } from "./pricing.js";
+import { Problem, problemSchema } from "../../http/problem.js";
+import type { App } from "../../http/types.js";
+import { type IdentityService, presentedToken } from "../../identity/service.js";
+import { suitePricingSchema } from "../../payments/matrix/schemas.js";
+import { pricingRules, suitePricingRecord } from "../pricing.js";
+import { DEFAULT_SUITE_LEVEL, LEVEL_THROUGHPUT, levelNote } from "../throughput.js";
 import {
   quoteRequestSchema,
   quoteViewSchema,
@@ -11,9 +12,8 @@ import {
   SUITE_LEVELS,
   SUITE_OPS,
   SUITE_PRODUCTS,
-} from "./quote-schemas.js";
-import { PAY_CARD, PAY_X402, type QuoteService } from "./quotes.js";
-import { DEFAULT_SUITE_LEVEL, LEVEL_THROUGHPUT, levelNote } from "./throughput.js";
+} from "./schemas.js";
+import { PAY_CARD, PAY_X402, type QuoteService } from "./service.js";
 
 const levelInfoSchema = z.object({
   compress_mb_s: z.number(),

@@ -1,18 +1,18 @@
 import { randomBytes } from "node:crypto";
 import type { Kysely } from "kysely";
-import { LEVELS, type Level } from "../codec/index.js";
-import type { Executor } from "../db/executor.js";
-import type { Database } from "../db/schema.js";
-import { clientIpHash, dayOf } from "../http/client-ip.js";
-import { Problem } from "../http/problem.js";
-import { VERSIONS } from "../versions.js";
-import { FREE_CAP_BYTES, MAX_JOB_BYTES_NUMBER, type PriceTier, priceJob, usdOfUnits } from "./pricing.js";
-import { type QuoteView, SUITE_DATA_CLASSES, SUITE_OPS, SUITE_PRODUCTS, type SuiteRequest } from "./quote-schemas.js";
-import { quoteStore } from "./quote-store.js";
-import { jobStore } from "./store.js";
-import type { QuoteRow } from "./tables.js";
-import { DEFAULT_SUITE_LEVEL, estimateSeconds, estimatesByLevel, levelNote, type SuiteOp } from "./throughput.js";
-import { dayBounds, periodBounds, periodOf, UsageLedger } from "./usage.js";
+import { LEVELS, type Level } from "../../codec/index.js";
+import type { Executor } from "../../db/executor.js";
+import type { Database } from "../../db/schema.js";
+import { clientIpHash, dayOf } from "../../http/client-ip.js";
+import { Problem } from "../../http/problem.js";
+import { VERSIONS } from "../../versions.js";
+import { FREE_CAP_BYTES, MAX_JOB_BYTES_NUMBER, type PriceTier, priceJob, usdOfUnits } from "../pricing.js";
+import { jobStore } from "../store.js";
+import type { QuoteRow } from "../tables.js";
+import { DEFAULT_SUITE_LEVEL, estimateSeconds, estimatesByLevel, levelNote, type SuiteOp } from "../throughput.js";
+import { dayBounds, periodBounds, periodOf, UsageLedger } from "../usage.js";
+import { type QuoteView, SUITE_DATA_CLASSES, SUITE_OPS, SUITE_PRODUCTS, type SuiteRequest } from "./schemas.js";
+import { quoteStore } from "./store.js";
 
 /**
  * Suite quotes: the priced, persisted offer every suite payment is built from (the 402 challenge,

@@ -1,8 +1,8 @@
 import { z } from "zod";
-import { DATA_CLASSES, LEVELS } from "../codec/index.js";
-import { PATHS } from "../engine/service.js";
-import { controlFree, plainText } from "../http/text.js";
-import { MAX_JOB_BYTES_NUMBER } from "./pricing.js";
+import { DATA_CLASSES, LEVELS } from "../../codec/index.js";
+import { PATHS } from "../../engine/service.js";
+import { controlFree, plainText } from "../../http/text.js";
+import { MAX_JOB_BYTES_NUMBER } from "../pricing.js";
 
 /**
  * Wire shapes of suite quotes and suite job requests (POST /api/ppp-quote; POST /api/x402-suite

@@ -1,5 +1,5 @@
-import type { Executor } from "../db/executor.js";
-import { toBigInt } from "./usage.js";
+import type { Executor } from "../../db/executor.js";
+import { toBigInt } from "../usage.js";
 
 /** Quote queries beyond those of store.ts (insertQuote, quote, quoteTransition). Queries only. */
 export const quoteStore = {
