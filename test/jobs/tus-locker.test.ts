@@ -29,7 +29,10 @@ async function advisoryLocks(): Promise<number> {
   const c = new pg.Client({ connectionString: url });
   await c.connect();
   try {
-    const r = await c.query("select count(*)::int as n from pg_locks where locktype = 'advisory' and granted");
+    // This test's database only: other test files share the server and take advisory locks of their own.
+    const r = await c.query(
+      "select count(*)::int as n from pg_locks where locktype = 'advisory' and granted and database = (select oid from pg_database where datname = current_database())",
+    );
     return r.rows[0].n;
   } finally {
     await c.end();
@@ -115,7 +118,7 @@ describe("PgTusLocker", () => {
     const admin = new pg.Client({ connectionString: url });
     await admin.connect();
     await admin.query(
-      "select pg_terminate_backend(pid) from pg_locks where locktype = 'advisory' and granted and pid <> pg_backend_pid()",
+      "select pg_terminate_backend(pid) from pg_locks where locktype = 'advisory' and granted and pid <> pg_backend_pid() and database = (select oid from pg_database where datname = current_database())",
     );
     await admin.end();
     const lb = b.newLock("job_dead");
