@@ -5,7 +5,7 @@ import { idText } from "../http/text.js";
 import type { App } from "../http/types.js";
 import { type IdentityService, presentedToken } from "../identity/service.js";
 import type { JobManager } from "./manage.js";
-import { jobViewSchema } from "./routes.js";
+import { jobViewSchema } from "./schemas.js";
 import type { JobService } from "./service.js";
 import type { JobState } from "./tables.js";
 

@@ -5,7 +5,7 @@ import path from "node:path";
 import { Readable } from "node:stream";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { nowIso } from "../../src/db/database.js";
-import { parseRange } from "../../src/jobs/routes.js";
+import { parseRange } from "../../src/jobs/output-headers.js";
 import type { JobScheduler } from "../../src/jobs/service.js";
 import { jobKeys } from "../../src/jobs/storage/types.js";
 import { jobStore } from "../../src/jobs/store.js";
