@@ -28,7 +28,9 @@
  * job; the fastest is the reference, so the ratio is never flattered by a slow pass.
  *
  * The clock runs from the first byte of the upload to the last byte of the download, whose
- * SHA-256 must equal the job's output_sha256. Then (untimed, printed) the restore check: the
+ * SHA-256 must equal the job's output_sha256. The download starts with the upload
+ * (`GET /api/jobs/:id/output?follow=1`: each segment's output as soon as it is coded), so it
+ * overlaps the coding; `--no-follow` downloads only once the job is done (as before issue #23). Then (untimed, printed) the restore check: the
  * output downloaded again and decompressed by the library must hash to the input's SHA-256.
  * BENCH_WORKER_ARGS / BENCH_SERVICE_ARGS (e.g. "--cpu-prof --cpu-prof-dir=DIR") pass node options to
  * the worker / the service (CPU profiles); BENCH_LOG_DIR=DIR keeps each child's output in
@@ -36,7 +38,13 @@
  *
  * RSS: /proc/<pid>/status of the service and of the worker every 200 ms (VmRSS; VmHWM is the
  * kernel's peak, which also catches spikes between samples). CPU seconds per phase come from
- * /proc/<pid>/stat (utime + stime).
+ * /proc/<pid>/stat (utime + stime). The worker's idle RSS is taken 1.5 s after it is ready (its
+ * codec threads loaded); RSS per thread = (peak − idle) / threads, and the worker's target is
+ * 200 MB + 20 MB per thread (issue #23 item 6).
+ *
+ * Critical path (bench/suite-critical-path.ts, from the worker's segment log lines): upload start →
+ * first segment started, the coding (its threads' busy share), last segment done → output
+ * downloaded; and where the segments waited: for input, for threads, for the writer.
  *
  * Prints a Markdown table and writes bench/results/suite.json (suite-<size>MB.json for a size other
  * than the default 2 GB, -threads<N> for a thread count other than the default).
@@ -61,6 +69,7 @@ import { Worker } from "node:worker_threads";
 import { compress, compressInCallingThread, decompressStream } from "../src/codec/index.js";
 import { prng } from "../src/engine/generators.js";
 import { bundleModule } from "../src/threads/bundle.mjs";
+import { criticalPath } from "./suite-critical-path.js";
 
 const root = path.resolve(import.meta.dirname, "..");
 const tsxLoader = path.join(root, "node_modules", "tsx", "dist", "loader.mjs");
@@ -87,6 +96,8 @@ const LIB_BYTES = Math.min(SIZE, parseSize(`${opt("lib-mb") ?? "134.217728"}MB`)
 const DEFAULT_THREADS = Math.max(1, Math.min(4, os.availableParallelism()));
 const THREADS = opt("threads") ? Number(opt("threads")) : DEFAULT_THREADS;
 const KEEP = argv.includes("--keep");
+/** `--no-follow`: download only once the job is done (before issue #23: no `output?follow=1`). */
+const FOLLOW = !argv.includes("--no-follow");
 const RUNS = Math.max(1, Math.floor(Number(opt("runs") ?? 1)) || 1);
 /** bench/results/suite[-<size>MB][-threads<N>].json, or --out FILE */
 const RESULT_FILE =
@@ -613,6 +624,8 @@ const servicePid = service.child.pid as number;
 const workerPid = worker.child.pid as number;
 say(`service pid ${servicePid} on ${base}; worker pid ${workerPid}: ${worker.lines.find((l) => / ready: /.test(l))}`);
 const rss = { service: new RssSampler(servicePid), worker: new RssSampler(workerPid) };
+// the worker starts its codec threads when it starts taking segments: idle = with them loaded
+await sleep(1500);
 const idle = { service: procStatus(servicePid)?.rss ?? 0, worker: procStatus(workerPid)?.rss ?? 0 };
 
 const cpu = () => ({
@@ -648,7 +661,14 @@ try {
   // upload
   let sent = 0;
   const t0 = performance.now();
+  const wall0 = Date.now(); // the worker's log lines carry wall-clock times
   const c0 = cpu();
+  // the download starts with the upload (output?follow=1): segments arrive as they are coded
+  let got = 0;
+  /** the output's size, known once the job is done (the followed download starts before) */
+  let bytesOut = 0;
+  const followed = FOLLOW ? download(null, true) : undefined;
+  followed?.catch(() => {});
   const progress = setInterval(
     () => say(`upload ${fmt(mb(sent), 0)} / ${fmt(mb(SIZE), 0)} MB, service RSS ${fmt(mb(rss.service.last), 0)} MB`),
     5000,
@@ -669,6 +689,7 @@ try {
   const putBody = await json(put);
   clearInterval(progress);
   const t1 = performance.now();
+  const wall1 = Date.now();
   const c1 = cpu();
   if (put.statusCode !== 200) throw new Error(`PUT input: ${put.statusCode} ${JSON.stringify(putBody)}`);
   const doneAtUpload = Number(putBody.segments_done ?? 0);
@@ -698,13 +719,18 @@ try {
   const t2 = performance.now();
   const c2 = cpu();
   if (view.state !== "done") throw new Error(`job ${view.state}: ${JSON.stringify(view.error)}`);
-  const bytesOut = Number(view.bytes_out);
+  bytesOut = Number(view.bytes_out);
   say(`job done in ${fmt((t2 - t1) / 1000)} s: ${SIZE} → ${bytesOut} B in ${view.segments_total} segments`);
 
   // download, verified by hash: the bytes received are the output the service hashed (the clock stops here)
-  let got = 0;
-  const outputSha = await download(null);
+  const outputSha = await (followed ?? download(null));
   const t3 = performance.now();
+  const wall3 = Date.now();
+  const path_ = criticalPath(worker.lines, jobId, THREADS, {
+    uploadStart: wall0,
+    uploadEnd: wall1,
+    downloadEnd: wall3,
+  });
   const c3 = cpu();
   if (got !== bytesOut || outputSha !== view.output_sha256) {
     throw new Error(`download: ${got} B sha ${outputSha}; the job says ${bytesOut} B ${view.output_sha256}`);
@@ -744,11 +770,14 @@ try {
   say(`library after the job: ${fmt((libPasses[2] as { mb_s: number }).mb_s)} MB/s; best pass ${fmt(libMBs)} MB/s`);
 
   /** GET the output: its SHA-256, and into `restore` through decompressStream when given */
-  async function download(restore: Writable | null): Promise<string> {
-    const res = await request(`${base}/api/jobs/${jobId}/output`, { headers: auth });
+  async function download(restore: Writable | null, follow = false): Promise<string> {
+    const res = await request(`${base}/api/jobs/${jobId}/output${follow ? "?follow=1" : ""}`, { headers: auth });
     if (res.statusCode !== 200) throw new Error(`GET output: ${res.statusCode} ${JSON.stringify(await json(res))}`);
     const outHash = createHash("sha256");
-    const dl = setInterval(() => say(`download ${fmt(mb(got), 0)} / ${fmt(mb(bytesOut), 0)} MB`), 5000);
+    const dl = setInterval(
+      () => say(`download ${fmt(mb(got), 0)}${bytesOut ? ` / ${fmt(mb(bytesOut), 0)}` : ""} MB`),
+      5000,
+    );
     const hashing = new Transform({
       transform(c: Buffer, _e, cb) {
         outHash.update(c);
@@ -771,6 +800,9 @@ try {
   const ideal = libMBs * THREADS;
   const ratio = e2eMBs / ideal;
   const LIMIT = 300e6;
+  /** issue #23 item 6: the worker within 200 MB + 20 MB per thread */
+  const WORKER_LIMIT = 200e6 + 20e6 * THREADS;
+  const perThread = (rss.worker.peak - idle.worker) / THREADS;
   const phases = {
     upload: { seconds: s(t0, t1), mb_s: mb(SIZE) / s(t0, t1), cpu: cpuDelta(c0, c1) },
     job: { seconds: s(t1, t2), mb_s: mb(SIZE) / s(t1, t2), cpu: cpuDelta(c1, c2) },
@@ -811,6 +843,7 @@ try {
     end_to_end_vs_threads_at_once: e2eMBs / libParallel.mb_s,
     phases,
     segments_done_when_upload_ended: doneAtUpload,
+    critical_path: path_ ?? null,
     end_to_end: {
       what: "upload start → job done → output downloaded and its SHA-256 equal to the job's output_sha256",
       seconds: s(t0, t3),
@@ -830,6 +863,11 @@ try {
       worker: { idle: idle.worker, peak: rss.worker.peak, sampled_peak: rss.worker.peakRss },
       limit: LIMIT,
       met: rss.service.peak <= LIMIT && rss.worker.peak <= LIMIT,
+      worker_per_thread: {
+        what: "(worker peak − worker idle with its codec threads loaded) / threads",
+        bytes: Math.round(perThread),
+      },
+      worker_target: { limit: WORKER_LIMIT, what: "200 MB + 20 MB per thread", met: rss.worker.peak <= WORKER_LIMIT },
     },
     verified,
   };
@@ -891,7 +929,34 @@ try {
   console.log(
     `| peak RSS, worker (idle ${fmt(mb(idle.worker), 0)}) | ${fmt(mb(rss.worker.peak), 0)} MB | ≤ 300 MB: ${ok(rss.worker.peak <= LIMIT)} |`,
   );
+  console.log(
+    `| worker RSS per thread ((peak − idle) / ${THREADS}) | ${fmt(mb(perThread))} MB | worker ≤ 200 + 20 × ${THREADS} = ${fmt(mb(WORKER_LIMIT), 0)} MB: ${ok(rss.worker.peak <= WORKER_LIMIT)} |`,
+  );
   console.log(`| verified (restored SHA-256 = input SHA-256) | ${verified ? "yes" : "NO"} | |`);
+  if (path_) {
+    const p = path_;
+    if (!p.waits_logged) console.log("\n(this worker does not log its waits: the busy shares and waits below are 0)");
+    console.log("");
+    console.log(`critical path (worker log lines; ${p.segments} segments):\n`);
+    console.log("| span | seconds | |");
+    console.log("|---|---:|---|");
+    console.log(
+      `| before the coding: upload start → first segment started (its bytes landing, the queue handing it over) | ${fmt(p.before_coding_s, 2)} | |`,
+    );
+    console.log(
+      `| the coding: first segment started → last segment done | ${fmt(p.coding_s, 2)} | threads busy ${fmt(p.threads_busy_s, 1)} of ${fmt(p.threads_capacity_s, 1)} thread-s (${fmt(100 * p.threads_busy_share, 0)} %) |`,
+    );
+    console.log(
+      `| after the coding: last segment done → output downloaded (digest, poll, download) | ${fmt(p.after_coding_s, 2)} | |`,
+    );
+    console.log(
+      `| the coding waited for input / for threads / for the writer (segment-seconds) | ${fmt(p.waited.input_s, 2)} / ${fmt(p.waited.threads_s, 2)} / ${fmt(p.waited.writer_s, 2)} | |`,
+    );
+    console.log(`| segments started after the upload's last byte | ${fmt(100 * p.started_after_upload, 0)} % | |`);
+    console.log(
+      `| **threads busy over the whole end to end** (busy thread-s / (${THREADS} × ${fmt(result.end_to_end.seconds)} s)) | **${fmt(100 * p.threads_busy_share_end_to_end, 0)} %** | |`,
+    );
+  }
   console.log(`\nwrote ${path.relative(root, file)}`);
 } catch (err) {
   exitCode = 1;

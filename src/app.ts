@@ -60,6 +60,8 @@ export interface AppOptions {
   catalog?: Catalog;
   /** Where log lines go instead of stdout (tests capture them). */
   logStream?: DestinationStream;
+  /** Start the in-service worker's codec threads at once (`npm start` does; tests do not). */
+  warmWorker?: boolean;
 }
 
 /** The services (src/services.ts) plus the HTTP pieces the app adds, exposed for tests. */
@@ -191,7 +193,13 @@ export async function buildApp(options: AppOptions): Promise<App> {
   // Security headers (CSP) and the human pages' built assets at /assets/ (src/web/static.ts).
   await registerWebAssets(app, config);
 
-  const built = await buildServices({ config, db, catalog, log: app.log });
+  const built = await buildServices({
+    config,
+    db,
+    catalog,
+    log: app.log,
+    ...(options.warmWorker ? { worker: { start: config.jobRunner.workerInService, warm: true } } : {}),
+  });
   // Route handlers stop first (server close), then the runner, the reconciler and the object store.
   app.addHook("onClose", async () => built.close());
   const services: AppServices = { ...built, metrics, routes };
@@ -254,6 +262,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
     dataDir: config.dataDir,
     baseUrl: config.baseUrl,
     minFreeDiskBytes: config.jobData.minFreeDiskBytes,
+    outputUrlTtlSeconds: config.jobData.outputUrlTtlSeconds,
     // PostgreSQL: a tus upload's PATCH requests may land on any instance (advisory locks)
     locker: tusLocker,
   });

@@ -225,6 +225,12 @@ const envSchema = z.object({
   JOB_ABANDONED_UPLOAD_HOURS: intIn(1, 24 * 365, 24),
   JOB_SWEEP_INTERVAL_SECONDS: intIn(10, 24 * 3600, 600),
   JOB_MIN_FREE_DISK_BYTES: intIn(0, Number.MAX_SAFE_INTEGER, 1024 * 1024 * 1024),
+  // signed job webhooks (src/webhooks, docs/suite.md "Webhooks", docs/limits.md)
+  WEBHOOK_ALLOW_PRIVATE: optionalBoolean,
+  WEBHOOK_RETRY_HOURS: intIn(24, 24 * 30, 24),
+  WEBHOOK_TIMEOUT_SECONDS: intIn(1, 60, 10),
+  WEBHOOK_POLL_SECONDS: intIn(0, 3600, 5),
+  JOB_OUTPUT_URL_TTL_SECONDS: intIn(10, 3600, 300),
 
   // olympiad season and sponsor (src/olympiad/season.ts, docs/olympiad.md)
   OLYMPIAD_SEASON_YEAR: intIn(2000, 9999, 2026),
@@ -397,6 +403,19 @@ export interface Config {
     sweepIntervalSeconds: number;
     /** New uploads: 507 while the free disk under DATA_DIR is below this (0: no floor). */
     minFreeDiskBytes: number;
+    /** `GET /api/jobs/:id/output?redirect=1` on S3: the presigned URL is valid this long. */
+    outputUrlTtlSeconds: number;
+  };
+  /** Signed job webhooks (src/webhooks, docs/suite.md "Webhooks"). */
+  webhooks: {
+    /** http and non-public target addresses allowed (a receiver on this machine or network; tests). */
+    allowPrivate: boolean;
+    /** A delivery is retried (exponential backoff) for this long after its event was recorded. */
+    retryHours: number;
+    /** One attempt (resolve, connect, answer) ends after this long. */
+    timeoutSeconds: number;
+    /** The outbox is swept and due deliveries sent this often by the web service (0: not in this process). */
+    pollSeconds: number;
   };
   /** The olympiad's season and sponsor (src/olympiad/season.ts, docs/olympiad.md). */
   olympiad: {
@@ -670,6 +689,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       abandonedUploadHours: e.JOB_ABANDONED_UPLOAD_HOURS,
       sweepIntervalSeconds: e.JOB_SWEEP_INTERVAL_SECONDS,
       minFreeDiskBytes: e.JOB_MIN_FREE_DISK_BYTES,
+      outputUrlTtlSeconds: e.JOB_OUTPUT_URL_TTL_SECONDS,
+    },
+    webhooks: {
+      allowPrivate: e.WEBHOOK_ALLOW_PRIVATE !== undefined && isTrue(e.WEBHOOK_ALLOW_PRIVATE),
+      retryHours: e.WEBHOOK_RETRY_HOURS,
+      timeoutSeconds: e.WEBHOOK_TIMEOUT_SECONDS,
+      pollSeconds: e.WEBHOOK_POLL_SECONDS,
     },
     olympiad: olympiadSettings(e, baseUrl),
     olympiadGovernance: {

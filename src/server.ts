@@ -17,7 +17,7 @@ async function main(): Promise<void> {
   }
   const db = openDatabase(config);
   const applied = await migrateToLatest(db);
-  const app = await buildApp({ config, db });
+  const app = await buildApp({ config, db, warmWorker: true });
   if (applied.length > 0) app.log.info({ applied }, "migrations applied");
 
   let closing = false;

@@ -37,6 +37,7 @@ import type { Receipts } from "./receipts/service.js";
 import { receiptsFor } from "./receipts/setup.js";
 import { RefundService } from "./refunds/service.js";
 import { mppChallengeKey, serviceKeys } from "./secrets.js";
+import { WebhookService } from "./webhooks/service.js";
 
 /**
  * The composition root of the domain: builds every service from the settings, the database and a
@@ -111,6 +112,8 @@ export interface Services {
   // olympiad service fields: O4 end
   /** Refunds, exactly once per order, and their reconciler (src/refunds). */
   refunds: RefundService;
+  /** Signed job webhooks: the callback-URL check, the event outbox and its sender (src/webhooks). */
+  webhooks: WebhookService;
   /** Stops the runner (running segments finish or go back to the queue), the reconciler and the object store. */
   close(): Promise<void>;
 }
@@ -166,10 +169,21 @@ export async function buildServices(options: ServiceOptions): Promise<Services> 
   });
 
   // Suite jobs. Free volume per caller (issue #21): the client IP is kept as a keyed hash (the identity-token key).
+  // Signed job webhooks (src/webhooks): callback URLs checked at quote time, an outbox swept and sent here.
+  const webhooks: WebhookService = new WebhookService({
+    db: db.kysely,
+    serverKey: keys.accessToken,
+    links: (id): Record<string, string> => jobs.links(id),
+    allowPrivate: config.webhooks.allowPrivate,
+    retryHours: config.webhooks.retryHours,
+    timeoutSeconds: config.webhooks.timeoutSeconds,
+    log: (line) => log.warn(line),
+  });
   const quotes = new QuoteService(db.kysely, {
     ttlSeconds: config.suiteQuotes.ttlSeconds,
     anonFreeBytesPerDay: config.suiteFree.anonBytesPerDay,
     ipKey: keys.identityToken,
+    checkCallback: (url): Promise<string> => webhooks.check(url),
   });
   const {
     storage,
@@ -209,8 +223,13 @@ export async function buildServices(options: ServiceOptions): Promise<Services> 
   const jobManager = new JobManager(db.kysely, jobs, {
     store: storage,
     spoolDir: tusSpoolDir(config.dataDir),
+    // cancel (issue #23): a cancelled job's waiting tasks leave the queue, its unused volume returns
+    queue: runner.queue,
+    usage: quotes.usage,
     log: (line) => log.warn(line),
   });
+  // the outbox is swept and sent every WEBHOOK_POLL_SECONDS (0: not in this process)
+  webhooks.start(config.webhooks.pollSeconds * 1000);
   const suitePurchase = new SuitePurchase(db.kysely, quotes, jobs, x402, card, config.baseUrl, {
     limits: {
       runningPerCaller: config.suiteFree.runningPerCaller,
@@ -295,8 +314,10 @@ export async function buildServices(options: ServiceOptions): Promise<Services> 
     olympiadRecords,
     // olympiad returned services: O4 end
     refunds,
+    webhooks,
     close() {
       closed ??= (async () => {
+        await webhooks.stop();
         await closeJobs({ graceMs: 5_000 });
         await x402.stop();
         await refunds.stop();

@@ -12,6 +12,7 @@ import type { CardTables } from "../payments/card/tables.js";
 import type { ClaimTables } from "../payments/manual/tables.js";
 import type { X402Tables } from "../payments/x402/tables.js";
 import type { RefundTables } from "../refunds/tables.js";
+import type { WebhookTables } from "../webhooks/tables.js";
 import type { HashChainTables } from "./hash-chain-tables.js";
 import type { IpDailyTables } from "./ip-daily.js";
 import type { SettingsTables } from "./settings.js";
@@ -29,4 +30,5 @@ export interface Database
     HashChainTables,
     RateLimitTables,
     IpDailyTables,
-    RefundTables {}
+    RefundTables,
+    WebhookTables {}

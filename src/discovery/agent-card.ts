@@ -26,6 +26,10 @@ const EXAMPLES: Record<string, string[]> = {
   olympiad_register: ["Register me for the Great Agentic Olympiad with my entry order."],
   olympiad_vote: ["Vote yes on proposal 3."],
   job_status: ["Is suite job j_123 finished?"],
+  buy_suite: ["Compress my 2 GB log archive as a suite job (free under the cap, else pay with x402)."],
+  job_upload: ["Where do I upload the input of suite job j_123?"],
+  job_cancel: ["Cancel suite job j_123."],
+  job_download: ["Give me the download link of suite job j_123 and its SHA-256."],
 };
 
 export function agentCard(ctx: DiscoveryContext) {
@@ -87,7 +91,7 @@ export function agentCard(ctx: DiscoveryContext) {
 
 function tagsOf(name: string): string[] {
   if (name === "buy" || name === "catalog" || name === "payments") return ["commerce", "x402"];
-  if (name === "quote_suite" || name === "job_status") return ["suite", "compression"];
+  if (name === "quote_suite" || name === "buy_suite" || name.startsWith("job_")) return ["suite", "compression"];
   if (name.startsWith("olympiad")) return ["olympiad"];
   return ["codec", "compression"];
 }

@@ -52,6 +52,14 @@ export const MCP_TOOLS: readonly McpToolInfo[] = [
   },
   { name: "olympiad_vote", description: "Vote on an olympiad governance proposal as a participant.", paid: false },
   { name: "job_status", description: "Read a suite job's state with its job token.", paid: false },
+  {
+    name: "buy_suite",
+    description: "Buy a suite job: free under the cap, else x402 requirements; retry with x402/payment → the job.",
+    paid: true,
+  },
+  { name: "job_upload", description: "Where to PUT (or tus-upload) a suite job's input over HTTP.", paid: false },
+  { name: "job_cancel", description: "Cancel a suite job with its job token.", paid: false },
+  { name: "job_download", description: "A done job's download URL, header, size and SHA-256.", paid: false },
 ];
 
 export const MCP_RESOURCES: readonly { uri: string; name: string; description: string; mimeType: string }[] = [

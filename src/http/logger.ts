@@ -20,6 +20,7 @@ const SECRET_FIELDS = [
   "participant_token",
   "join_code",
   "job_token",
+  "webhook_secret",
   "license_key",
   "licence_key",
   "claim_id",

@@ -91,6 +91,10 @@ export const MCP_TOOL_ROUTES: Readonly<Record<string, string | null>> = {
   catalog: null, // GET /api/x402-products
   payments: null, // GET /api/payments
   job_status: null, // GET /api/jobs/:id
+  job_upload: null, // the upload's address (the PUT itself is the HTTP route's)
+  job_download: null, // GET /api/jobs/:id/output (the link; the bytes come from the route)
+  job_cancel: null, // POST /api/jobs/:id/cancel: with the job token, in no limited group (as over HTTP)
+  buy_suite: "/api/x402-suite",
   quote_suite: "/api/ppp-quote",
   buy: "/api/x402-products",
   compress: "/api/omni",

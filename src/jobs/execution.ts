@@ -9,13 +9,14 @@ import type { Level } from "../codec/index.js";
 import { nowIso } from "../db/database.js";
 import type { Database } from "../db/schema.js";
 import { bundleModule } from "../threads/bundle.mjs";
+import { watchCancel } from "./cancel-watch.js";
 import { JOB_MAX_RECORD_OUTPUT_BYTES, recordDeclared } from "./planning.js";
 import { errorMessage, PermanentTaskError, type TaskContext } from "./queue/types.js";
 import type { SegmentOp, UnitReply, UnitTask } from "./segment-job.js";
 import { jobKeys, type ObjectStore } from "./storage/types.js";
 import { jobStore } from "./store.js";
 import type { JobRow, JobSegmentRow } from "./tables.js";
-import { DEFAULT_CHUNK_BYTES, fixedUnits, readUnits, recordUnits, UnitBuffers } from "./units.js";
+import { DEFAULT_CHUNK_BYTES, fixedUnits, InflightBytes, readUnits, recordUnits, UnitBuffers } from "./units.js";
 
 /**
  * The execution of one segment of a suite job (runner.ts hands it the segment's task): the
@@ -73,8 +74,12 @@ export class SegmentExecution {
   /** units on the pool at once, per segment */
   private readonly inflight: number;
   private readonly buffers: UnitBuffers;
+  /** the input bytes of the units in flight across this process's segments, bounded (units.ts) */
+  readonly inflightBytes: InflightBytes;
   private readonly log: (line: string) => void;
   private piscina: Piscina | undefined;
+  /** counts `destroy` calls: a pool being built across one is not kept */
+  private epoch = 0;
 
   constructor(private readonly opts: ExecutionOptions) {
     this.db = opts.db;
@@ -84,12 +89,25 @@ export class SegmentExecution {
     // threads × 2 units on the pool in all, shared by the segments at once: a second segment keeps
     // the threads busy while the first one's last units finish (and its output is written)
     this.inflight = Math.max(1, Math.ceil((Math.max(1, opts.threads) * 2) / Math.max(1, opts.concurrency)));
-    // a segment holds at most inflight + 1 unit buffers (those on the pool, the one being filled)
-    this.buffers = new UnitBuffers(this.chunkBytes, (this.inflight + 1) * Math.max(1, opts.concurrency));
+    // In all, threads + concurrency units at once (issue #23 item 6): one on each thread and one
+    // ready per segment, so a thread never waits for a unit while the worker's memory grows by one
+    // unit per thread (before: threads × 2 on the pool plus one being read per segment).
+    const units = Math.max(1, opts.threads) + Math.max(1, opts.concurrency);
+    this.inflightBytes = new InflightBytes(units * this.chunkBytes);
+    this.buffers = new UnitBuffers(this.chunkBytes, units);
+  }
+
+  /**
+   * Starts the codec threads now (a worker calls it when it starts taking segments): each thread
+   * loads the codec before the first segment arrives, not while its bytes wait (issue #23 item 6).
+   */
+  async warm(): Promise<void> {
+    await this.pool();
   }
 
   /** Stops the codec threads (started again by the next segment). */
   async destroy(): Promise<void> {
+    this.epoch++;
     const pool = this.piscina;
     this.piscina = undefined;
     await pool?.destroy();
@@ -112,17 +130,29 @@ export class SegmentExecution {
     this.log(
       `job ${jobId} segment ${idx + 1}/${job.segments_total} started (attempt ${ctx.attempt} of ${ctx.maxAttempts})`,
     );
+    // a cancel of the job (POST /api/jobs/:id/cancel) stops the segment at its next unit (cancel-watch.ts)
+    const watch = watchCancel(this.db, jobId, { parent: ctx.signal, log: this.log });
     try {
       await this.opts.beforeSegment?.(jobId, idx, ctx.attempt);
-      const out = await this.codeSegment(job, seg, ctx.signal);
+      watch.signal.throwIfAborted();
+      const out = await this.codeSegment(job, seg, watch.signal);
       const total = await this.segmentDone(jobId, idx, gen, out);
       if (total !== undefined) {
         this.log(
           `job ${jobId} segment ${idx + 1}/${job.segments_total} done: ${Number(seg.in_length)} → ${out.bytes} bytes ` +
-            `in ${((Date.now() - t0) / 1000).toFixed(1)} s (attempt ${ctx.attempt}; ${total}/${job.segments_total} done)`,
+            `in ${((Date.now() - t0) / 1000).toFixed(1)} s (attempt ${ctx.attempt}; ${total}/${job.segments_total} done); ` +
+            waitsLine(out.waits),
         );
       }
     } catch (err) {
+      if (watch.cancelled) {
+        // the job was cancelled: this attempt ends without failing the job or being retried
+        this.log(`job ${jobId} segment ${idx + 1}: stopped, the job was cancelled`);
+        await jobStore
+          .segmentTransition(this.db, jobId, idx, "not done", { error: "cancelled", updated_at: nowIso() })
+          .catch(() => {});
+        return;
+      }
       this.log(
         `job ${jobId} segment ${idx + 1}: attempt ${ctx.attempt} of ${ctx.maxAttempts} failed: ${errorMessage(err)}`,
       );
@@ -130,6 +160,8 @@ export class SegmentExecution {
         .segmentTransition(this.db, jobId, idx, "not done", { error: errorMessage(err), updated_at: nowIso() })
         .catch(() => {});
       throw err;
+    } finally {
+      watch.stop();
     }
   }
 
@@ -154,8 +186,11 @@ export class SegmentExecution {
   /** The codec threads: one unit at a time each (the codec's work runs in the calling thread). */
   private async pool(): Promise<Piscina> {
     if (this.piscina) return this.piscina;
+    const epoch = this.epoch;
     // the threads import the codec bundled into one JavaScript file (less memory than tsx per thread)
     const module = await bundleModule(new URL("./segment-job.ts", import.meta.url));
+    // stopped meanwhile (a warm-up still bundling when the runner stopped): no threads after the stop
+    if (epoch !== this.epoch) throw new Error("the codec threads were stopped");
     exposeGc();
     this.piscina ??= new Piscina({
       filename: new URL("./segment-worker.mjs", import.meta.url).href,
@@ -172,7 +207,8 @@ export class SegmentExecution {
     job: JobRow,
     seg: JobSegmentRow,
     signal: AbortSignal,
-  ): Promise<{ bytes: number; sha256: string }> {
+  ): Promise<{ bytes: number; sha256: string; waits: SegmentWaits }> {
+    const waits: SegmentWaits = { input: 0, threads: 0, writer: 0, units: 0, coding: 0 };
     const start = Number(seg.in_offset);
     const length = Number(seg.in_length);
     const op = job.op as SegmentOp;
@@ -199,7 +235,7 @@ export class SegmentExecution {
         // also held to its declared size in `coded`, and the planner held their sum to the quote)
         const cap = op === "decompress" ? Number(job.bytes_quoted) : Number.POSITIVE_INFINITY;
         let written = 0;
-        for await (const piece of this.coded(units, op, job.level as Level, signal)) {
+        for await (const piece of this.coded(units, op, job.level as Level, signal, waits)) {
           written += piece.length;
           if (written > cap) {
             throw new PermanentTaskError(
@@ -207,7 +243,11 @@ export class SegmentExecution {
               "codec_corrupt",
             );
           }
-          if (!out.write(piece)) await once(out, "drain", { signal });
+          if (!out.write(piece)) {
+            const w = performance.now();
+            await once(out, "drain", { signal });
+            waits.writer += performance.now() - w;
+          }
         }
       }
       out.end();
@@ -217,23 +257,42 @@ export class SegmentExecution {
       out.destroy(err as Error);
       throw err;
     }
-    return put;
+    const w = performance.now();
+    const stored = await put;
+    waits.writer += performance.now() - w;
+    return { ...stored, waits };
   }
 
+  /**
+   * The units' outputs in order: each unit is sent to the pool once the in-flight bytes allow
+   * (InflightBytes: shared by the segments at once), at most `inflight` of this segment at once.
+   * `waits` adds up where the segment waited (milliseconds): for its next unit's input, for the
+   * threads (a unit's output, or room in the in-flight bytes), and (in codeSegment) for the writer.
+   */
   private async *coded(
     units: AsyncIterable<Uint8Array>,
     op: SegmentOp,
     level: Level,
     signal: AbortSignal,
+    waits: SegmentWaits,
   ): AsyncGenerator<Uint8Array> {
     const pool = await this.pool();
     const window: Promise<UnitReply>[] = [];
     /** decompress: the output each record in the window declares (read here, not by the codec) */
     const declared: number[] = [];
     let n = 0;
+    const budget = this.inflightBytes;
+    /** bytes this segment holds in the in-flight count */
+    let held = 0;
     const take = async (): Promise<Uint8Array[]> => {
+      const w = performance.now();
       const reply = await (window.shift() as Promise<UnitReply>);
+      waits.threads += performance.now() - w;
+      budget.release(this.chunkBytes);
+      held -= this.chunkBytes;
       n++;
+      waits.units++;
+      waits.coding += reply.ms ?? 0;
       // decompress: the outputs of the records before were written; free them (see minorGc)
       if (op === "decompress" && n % 4 === 0) minorGc?.();
       const back = reply.input.buffer;
@@ -260,8 +319,29 @@ export class SegmentExecution {
       }
       throw new Error(`${where}: ${message} (${code})`);
     };
+    const it = units[Symbol.asyncIterator]();
     try {
-      for await (const unit of units) {
+      for (;;) {
+        // room for one more unit in the process's in-flight bytes: this segment's own outputs
+        // first (it may hold the room others wait for), else another segment's
+        while (!budget.tryAcquire(this.chunkBytes)) {
+          if (window.length > 0) yield* await take();
+          else {
+            const w = performance.now();
+            await budget.released(signal);
+            waits.threads += performance.now() - w;
+          }
+        }
+        held += this.chunkBytes;
+        const r0 = performance.now();
+        const next = await it.next();
+        waits.input += performance.now() - r0;
+        if (next.done) {
+          budget.release(this.chunkBytes);
+          held -= this.chunkBytes;
+          break;
+        }
+        const unit = next.value;
         signal.throwIfAborted();
         let task: UnitTask = { op, level, input: unit };
         if (op === "decompress") {
@@ -275,8 +355,12 @@ export class SegmentExecution {
       }
       while (window.length > 0) yield* await take();
     } finally {
+      // what this segment still holds (the unread unit's room, units of a failed segment)
+      budget.release(held);
+      held = 0;
       window.length = 0;
       declared.length = 0;
+      await it.return?.();
     }
   }
 }
@@ -300,4 +384,23 @@ export async function outputDigest(
     throw new Error(`job ${jobId}: segment outputs hold ${bytes} bytes, the segments record ${expected}`);
   }
   return { bytes, sha256: hash.digest("hex") };
+}
+
+/** Where a segment waited (milliseconds), and its units' coding time on the threads. */
+export interface SegmentWaits {
+  /** for its next unit's input (read from the store, or arriving) */
+  input: number;
+  /** for the threads: a unit's output, or room in the in-flight bytes */
+  threads: number;
+  /** for the writer (the output object) */
+  writer: number;
+  units: number;
+  /** the units' coding time in the threads */
+  coding: number;
+}
+
+/** The part of a segment's log line that `bench:suite` reads for its critical path. */
+export function waitsLine(w: SegmentWaits): string {
+  const s = (ms: number) => (ms / 1000).toFixed(3);
+  return `waited input ${s(w.input)} s, threads ${s(w.threads)} s, writer ${s(w.writer)} s; ${w.units} units coded in ${s(w.coding)} thread-s`;
 }

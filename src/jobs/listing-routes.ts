@@ -10,9 +10,9 @@ import type { JobService } from "./service.js";
 import type { JobState } from "./tables.js";
 
 /**
- * Listing and deleting suite jobs (issue #23 item 2; docs/suite.md "Listing and deleting jobs"):
- * `GET /api/jobs` with a join-work identity token, `DELETE /api/jobs/:id` with the job token.
- * The rules are in manage.ts.
+ * Listing, cancelling and deleting suite jobs (issue #23 item 2; docs/suite.md "Listing and deleting
+ * jobs", "Cancelling a job"): `GET /api/jobs` with a join-work identity token,
+ * `POST /api/jobs/:id/cancel` and `DELETE /api/jobs/:id` with the job token. The rules are in manage.ts.
  */
 
 const JOB_STATES = [
@@ -71,6 +71,32 @@ export function jobListingRoutes(
       const { limit, cursor, state } = request.query;
       reply.header("Cache-Control", "private, no-store");
       return manager.list(identity.id, { limit, cursor, state });
+    },
+  );
+
+  app.post(
+    "/api/jobs/:id/cancel",
+    {
+      schema: {
+        summary: "Cancel a suite job: it ends `cancelled`, its segments stop, its unused free volume returns",
+        description:
+          "Needs `Authorization: Bearer <job_token>`. Allowed while the job waits for or receives its input, is queued or runs. The job ends `cancelled` at once (error code `cancelled`); its waiting segments leave the queue and a running segment stops at its next unit (within about a second, 5 s at most, on any worker); an upload in progress stops taking bytes (409 job_cancelled). The free volume the job did not code returns to its caller (the identity's month, or the IP's day); cancel is not a refund: a paid job's payment stays. Cancelling a cancelled job answers the same 200 again. A job that is done or failed: 409 job_ended; deleted or expired: 410. Its data stays until it expires or is deleted (DELETE /api/jobs/{id}).",
+        tags: ["jobs"],
+        security: [{ jobBearer: [] }],
+        params: z.object({ id: idText(80).describe("job id (job_…)") }),
+        response: {
+          200: jobViewSchema,
+          401: problemSchema,
+          409: problemSchema,
+          410: problemSchema,
+        },
+      },
+    },
+    async (request, reply) => {
+      const job = await jobs.authorize(request.params.id, request.headers.authorization);
+      const cancelled = await manager.cancel(job);
+      reply.header("Cache-Control", "no-store");
+      return jobs.view(cancelled);
     },
   );
 

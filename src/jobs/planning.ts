@@ -198,6 +198,19 @@ export async function planRecordSegments(
   return { ranges, declared };
 }
 
+/**
+ * The segment size of a job coded while its input arrives (runner `early`): a segment is queued
+ * once its last byte has landed, so the first one can start only after that many bytes and the
+ * last one only after the upload. Cut at `threads × 2` units (never more than `segmentBytes`, a
+ * whole number of units), the threads get work as soon as two units per thread are in, and what
+ * is left to code after the last byte is one such segment (issue #23 item 6: with 64 MiB
+ * segments and one or two threads, no segment was coded during a 256 MB upload). The output is
+ * the same stream: the records are cut every unit whatever the segments.
+ */
+export function earlySegmentBytes(segmentBytes: number, chunkBytes: number, threads: number): number {
+  return Math.min(chunkBytes * Math.max(2, Math.max(1, threads) * 2), segmentBytes);
+}
+
 /** Compress / roundtrip planning: every `segmentBytes`. */
 export function planFixedSegments(size: number, segmentBytes: number): Range[] {
   const ranges: Range[] = [];

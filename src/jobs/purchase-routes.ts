@@ -32,6 +32,12 @@ export const jobPurchaseSchema = z.object({
       "the purchase receipt signed by the service: a compact JWS (EdDSA), verifiable offline against /.well-known/jwks.json (docs/receipts.md)",
     ),
   quote: quoteViewSchema.optional(),
+  webhook_secret: z
+    .string()
+    .optional()
+    .describe(
+      'with a callback_url: the Standard Webhooks secret (whsec_…) the job\'s events are signed with; keep it (docs/suite.md "Webhooks")',
+    ),
 });
 
 const pendingSchema = z
@@ -85,7 +91,7 @@ export function suiteProbeChallenge(x402: Pick<X402Service, "challengeFor">, bas
       request: {
         method: "POST",
         path: SUITE_RESOURCE_PATH,
-        body: "{ product, dataClass, op, bytes, level?, email?, identity?, quote_id? }",
+        body: "{ product, dataClass, op, bytes, level?, email?, callback_url?, identity?, quote_id? }",
       },
     },
   };
@@ -208,6 +214,7 @@ export function suitePurchaseRoutes(app: App, deps: { purchase: SuitePurchase; i
         body: z.object({
           quote_id: plainText(64).min(1).describe("from POST /api/ppp-quote"),
           email: emailText().optional().describe("receipt address (defaults to the quote's)"),
+          callback_url: suiteRequestFields.callback_url,
         }),
         response: {
           200: z.object({ url: z.string(), session_id: z.string(), reused: z.boolean(), quote_id: z.string() }),
@@ -220,6 +227,6 @@ export function suitePurchaseRoutes(app: App, deps: { purchase: SuitePurchase; i
         },
       },
     },
-    async (request) => deps.purchase.checkout(request.body.quote_id, request.body.email),
+    async (request) => deps.purchase.checkout(request.body.quote_id, request.body.email, request.body.callback_url),
   );
 }

@@ -13,7 +13,7 @@ import {
   lockFreeAdmission,
 } from "./free-admission.js";
 import type { QuoteView, SuiteRequest } from "./quotes/schemas.js";
-import type { QuoteClient, QuoteService } from "./quotes/service.js";
+import { normalUrl, type QuoteClient, type QuoteService } from "./quotes/service.js";
 import type { JobService } from "./service.js";
 import { jobStore } from "./store.js";
 import type { QuoteRow } from "./tables.js";
@@ -47,6 +47,8 @@ export interface FreeJob {
   output_url: string;
   amount_units: "0";
   quote: QuoteView;
+  /** with a callback_url: the secret its events are signed with (whsec_…, src/webhooks/signing.ts) */
+  webhook_secret?: string;
 }
 
 export interface SuitePurchaseOptions {
@@ -81,8 +83,14 @@ export class SuitePurchase {
    * quote's, rounded up to the cent; the job is created when the payment lands (webhook or the
    * success page), once.
    */
-  async checkout(quoteId: string, email: string | undefined): Promise<CheckoutResult & { quote_id: string }> {
-    const quote = await this.quotes.payable(quoteId);
+  async checkout(
+    quoteId: string,
+    email: string | undefined,
+    callbackUrl?: string | undefined,
+  ): Promise<CheckoutResult & { quote_id: string }> {
+    let quote = await this.quotes.payable(quoteId);
+    // a callback_url given here is checked (400 callback_url_refused) and kept with the open quote
+    if (callbackUrl !== undefined) quote = await this.quotes.setCallback(quote, callbackUrl);
     if (quote.amount_units === "0") {
       throw new Problem(
         409,
@@ -192,6 +200,7 @@ export class SuitePurchase {
       bytes: input.bytes,
       identity_id: identity?.id ?? null,
       now: new Date().toISOString(),
+      callback_url: normalUrl(input.callback_url),
     });
     // An anonymous quote is the one of the same client IP (its free part is that IP's).
     if (open && (identity !== null || (open.client_ip_hash ?? null) === this.quotes.ipHash(client))) return open;
@@ -212,6 +221,7 @@ export class SuitePurchase {
       return (await this.jobs.createFromQuote(quote, { by: "free", ref: null }, trx)).job;
     });
     const links = this.jobs.links(job.id);
+    const secret = await this.jobs.webhookSecretOf(job.id);
     return {
       job_id: job.id,
       job_token: this.jobs.tokenFor(job.id),
@@ -222,6 +232,7 @@ export class SuitePurchase {
       output_url: links.output,
       amount_units: "0",
       quote: { ...view, state: "used" },
+      ...(secret ? { webhook_secret: secret } : {}),
     };
   }
 }

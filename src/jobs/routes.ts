@@ -9,6 +9,8 @@ import { parseRange, reprDigest } from "./output-headers.js";
 import { assertNotExpired } from "./retention.js";
 import { jobViewSchema } from "./schemas.js";
 import type { JobService } from "./service.js";
+import { jobKeys } from "./storage/types.js";
+import type { JobState } from "./tables.js";
 import { TUS_PATH, tusRoutes } from "./tus.js";
 
 /**
@@ -20,6 +22,8 @@ import { TUS_PATH, tusRoutes } from "./tus.js";
  */
 
 const jobIdParam = idText(80).describe("job id (job_…)");
+/** The states in which `output?follow=1` streams the output as it is coded (done: the plain answer). */
+const FOLLOWABLE: JobState[] = ["awaiting_input", "uploading", "queued", "running"];
 const AUTH = "Needs `Authorization: Bearer <job_token>` (the token returned once with the job).";
 
 export function jobRoutes(
@@ -32,6 +36,8 @@ export function jobRoutes(
     minFreeDiskBytes?: number;
     /** The tus upload lock (PostgreSQL: shared by every instance, tus-locker.ts); absent: in the process */
     locker?: Locker | undefined;
+    /** JOB_OUTPUT_URL_TTL_SECONDS: how long the link of `output?redirect=1` (S3 store) is valid (default 300) */
+    outputUrlTtlSeconds?: number;
   },
 ) {
   const { jobs, baseUrl } = deps;
@@ -61,7 +67,7 @@ export function jobRoutes(
       "/api/jobs/:id",
       {
         schema: {
-          summary: "A suite job: state, bytes in and out, progress, ratio, level, attempts, errors",
+          summary: "A suite job: state, bytes in and out, progress, ratio, level, attempts, errors, webhook deliveries",
           description: `${AUTH} Once the job's data has expired (JOB_RETENTION_HOURS after it ended, or an upload abandoned for JOB_ABANDONED_UPLOAD_HOURS) this answers 410 job_expired, with the job's final state, finished_at, expired_at and output_sha256 in the problem. A job deleted by DELETE /api/jobs/{id}: 410 job_deleted (every job route).`,
           tags: ["jobs"],
           security: [{ jobBearer: [] }],
@@ -72,7 +78,8 @@ export function jobRoutes(
       async (request) => {
         const job = await jobs.authorize(request.params.id, request.headers.authorization);
         assertNotExpired(job);
-        return jobs.view(job);
+        // with its webhook deliveries and their attempts (src/webhooks)
+        return jobs.detail(job);
       },
     );
 
@@ -131,13 +138,28 @@ export function jobRoutes(
       {
         schema: {
           summary: "A done suite job's output (streamed; Range supported)",
-          description: `The segment outputs in order. \`Range: bytes=a-b\` (one range, suffix \`bytes=-n\` too) → 206 with Content-Range; outside the output → 416. ETag is the output's SHA-256 (hex), \`Repr-Digest: sha-256=:<base64>:\` the same digest (RFC 9530, also on a 206). A deleted job: 410 job_deleted. ${AUTH}`,
+          description: `The segment outputs in order. \`Range: bytes=a-b\` (one range, suffix \`bytes=-n\` too) → 206 with Content-Range; outside the output → 416. ETag is the output's SHA-256 (hex), \`Repr-Digest: sha-256=:<base64>:\` the same digest (RFC 9530, also on a 206). \`?redirect=1\` on the S3 store: 303 to a presigned GET URL of the whole output (no credentials needed; valid JOB_OUTPUT_URL_TTL_SECONDS, default 300 s; Range goes to that URL), with the same ETag and Repr-Digest; on the local store it is ignored (the bytes, as without it). \`?follow=1\` before the job is done (awaiting_input, uploading, queued, running): 200 at once, the segments' outputs streamed in order as they finish (the download overlaps the coding), \`Repr-Digest\` as an HTTP trailer once the job is done; a job that fails or is cancelled meanwhile cuts the response (check the job's state). A deleted job: 410 job_deleted. ${AUTH}`,
           tags: ["jobs"],
           security: [{ jobBearer: [] }],
           params: z.object({ id: jobIdParam }),
+          querystring: z.object({
+            redirect: z
+              .enum(["0", "1"])
+              .optional()
+              .describe("1: on the S3 store, answer 303 to a presigned download URL instead of the bytes"),
+            follow: z
+              .enum(["0", "1"])
+              .optional()
+              .describe(
+                "1: start the download while the job runs: each segment's output is sent as soon as it is done (chunked, no Content-Length; Repr-Digest comes as a trailer); the response is cut if the job fails or is cancelled",
+              ),
+          }),
           response: {
             200: z.any().describe("the output bytes (application/octet-stream)"),
             206: z.any().describe("the requested range of the output"),
+            303: z
+              .string()
+              .describe("redirect (S3 store, `redirect=1`): `Location` is a presigned GET URL of the output"),
             401: problemSchema,
             409: problemSchema,
             410: problemSchema,
@@ -147,12 +169,44 @@ export function jobRoutes(
       },
       async (request, reply) => {
         const job = await jobs.authorize(request.params.id, request.headers.authorization);
+        if (request.query.follow === "1" && FOLLOWABLE.includes(job.state) && request.method === "GET") {
+          assertNotExpired(job);
+          const abort = new AbortController();
+          request.raw.once("close", () => abort.abort());
+          reply.trailer("Repr-Digest", async () => {
+            const done = await jobs.get(job.id);
+            return done.output_sha256 ? reprDigest(done.output_sha256) : "";
+          });
+          return reply
+            .code(200)
+            .type("application/octet-stream")
+            .header("Cache-Control", "private, no-store")
+            .send(transfers.follow(job.id, { signal: abort.signal }));
+        }
         const { parts, total } = await transfers.output(job);
         const etag = job.output_sha256 ? `"${job.output_sha256}"` : undefined;
         reply.header("Accept-Ranges", "bytes").header("Cache-Control", "private, no-store");
         if (etag) reply.header("ETag", etag);
         // RFC 9530: the SHA-256 of the whole output (also on a 206: it describes the representation)
         if (job.output_sha256) reply.header("Repr-Digest", reprDigest(job.output_sha256));
+        const storage = transfers.storage;
+        if (request.query.redirect === "1" && storage.linkTo) {
+          // the link names the bytes the digests describe: a single segment, or the joined output
+          const location = await storage.linkTo(parts, {
+            combined: jobKeys.output(job.id),
+            expiresInSeconds: deps.outputUrlTtlSeconds ?? 300,
+            sha256: job.output_sha256,
+          });
+          // deleted or expired while its output was being joined: the joined copy goes too (a
+          // deletion marked later removes it itself: its deletePrefix runs after this join)
+          try {
+            assertNotExpired(await jobs.get(job.id));
+          } catch (err) {
+            await storage.deletePrefix(jobKeys.output(job.id));
+            throw err;
+          }
+          return reply.code(303).header("Location", location).type("text/plain").send("see Location");
+        }
         let range = parseRange(request.headers.range, total);
         const ifRange = request.headers["if-range"];
         if (range !== undefined && ifRange !== undefined && ifRange !== etag) range = undefined;

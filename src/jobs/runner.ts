@@ -4,7 +4,7 @@ import type { Database } from "../db/schema.js";
 import { Problem } from "../http/problem.js";
 import { outputDigest, SegmentExecution } from "./execution.js";
 import { freeTurnTaken, nextWaiting, waitingCallers } from "./free-turns.js";
-import { OutputExceedsQuote, planJob, type Range, refusal } from "./planning.js";
+import { earlySegmentBytes, OutputExceedsQuote, planJob, type Range, refusal } from "./planning.js";
 import {
   errorMessage,
   PermanentTaskError,
@@ -18,6 +18,7 @@ import type { EarlyCoding, JobScheduler } from "./service.js";
 import { jobKeys, type ObjectStore } from "./storage/types.js";
 import { jobStore } from "./store.js";
 import type { JobRow, JobSegmentRow } from "./tables.js";
+import { DEFAULT_CHUNK_BYTES } from "./units.js";
 
 /**
  * Runs suite jobs (issue #10 items 5–6). `schedule(job)` plans a job whose input is complete into
@@ -51,6 +52,8 @@ export interface RunnerOptions {
   backoffMs?: number;
   /** input bytes per stream record (default min(4 MiB, segmentBytes)) */
   chunkBytes?: number;
+  /** start the codec threads with the worker rather than with its first segment (runtime.ts `warm`) */
+  warm?: boolean;
   /** progress and problems, one line each */
   log?: (line: string) => void;
   /** test hook: runs before each segment attempt; a throw fails that attempt */
@@ -67,7 +70,8 @@ interface SegmentPayload {
 }
 
 /** The queue's id of a segment's task: once per job, upload and segment. */
-const taskId = (jobId: string, gen: string | null, idx: number) => (gen ? `${jobId}:${gen}:${idx}` : `${jobId}:${idx}`);
+export const taskId = (jobId: string, gen: string | null, idx: number) =>
+  gen ? `${jobId}:${gen}:${idx}` : `${jobId}:${idx}`;
 
 const ACTIVE: JobRow["state"][] = ["queued", "running"];
 /** How often a worker looks for free jobs whose caller's turn is free but that nobody woke. */
@@ -106,6 +110,9 @@ export class JobRunner implements JobScheduler {
       onFailed: (f) => this.segmentFailed(f),
     });
     this.working = true;
+    // the codec threads load while the worker waits for its first segment
+    if (this.opts.warm)
+      void this.execution.warm().catch((err) => this.log(`codec threads not started yet: ${errorMessage(err)}`));
     void this.recover().catch((err) => this.log(`recovery failed: ${errorMessage(err)}`));
     this.wakeTimer = setInterval(() => {
       void this.wakeWaiting().catch((err) => this.log(`waiting free jobs not started: ${errorMessage(err)}`));
@@ -199,12 +206,14 @@ export class JobRunner implements JobScheduler {
   /**
    * Coding while the input arrives (compress and roundtrip, on a store that reads growing
    * objects): the receiver of upload `gen` calls `written(bytes)` as its bytes reach the store, and
-   * each whole segment is planned and queued at once, so workers code it while the rest arrives;
+   * each whole segment is planned and queued at once, so workers code it while the rest arrives
+   * (segments of threads × 2 units, `earlySegmentBytes`: the threads start after the first few units);
    * `schedule` plans the rest when the input is complete. Undefined when this job cannot be coded early.
    */
   early(job: JobRow, gen: string): EarlyCoding | undefined {
     if (job.op === "decompress" || !this.store.readsGrowing) return undefined;
-    const size = this.opts.segmentBytes;
+    const { segmentBytes, chunkBytes, threads } = this.opts;
+    const size = earlySegmentBytes(segmentBytes, chunkBytes ?? Math.min(DEFAULT_CHUNK_BYTES, segmentBytes), threads);
     let planned = 0;
     let chain = Promise.resolve();
     return {

@@ -17,6 +17,11 @@ export interface WorkerOptions {
   start: boolean;
   concurrency?: number;
   threads?: number;
+  /**
+   * Start the codec threads with the worker, before its first segment (a served process and
+   * `labphi worker` do; tests and one-off tools leave the threads to the first segment).
+   */
+  warm?: boolean;
   /** one line per segment event */
   say?: (line: string) => void;
 }
@@ -60,6 +65,7 @@ export async function buildJobRuntime(options: {
     threads: worker.threads ?? config.jobRunner.workerThreads,
     concurrency: worker.concurrency ?? config.jobRunner.workerConcurrency,
     log: worker.say ?? options.info,
+    warm: worker.warm ?? false,
     ...(options.requote ? { requote: options.requote } : {}),
   });
   if (worker.start) await runner.start();

@@ -37,6 +37,8 @@ export interface UnitTask {
 interface Returned {
   /** the task's input, its buffer handed back for reuse */
   input: Uint8Array;
+  /** milliseconds the unit took in this thread (bench:suite's critical path adds them up) */
+  ms?: number;
 }
 
 /** `out`: the unit's output, to be written in order (each part owns its whole buffer) */
@@ -109,14 +111,15 @@ async function code(task: UnitTask): Promise<{ out: Uint8Array[] } | { error: { 
 }
 
 export async function run(task: UnitTask): Promise<UnitReply> {
+  const t0 = performance.now();
   try {
-    return { ...(await code(task)), input: task.input };
+    return { ...(await code(task)), input: task.input, ms: performance.now() - t0 };
   } catch (err) {
     const error =
       err instanceof CodecError
         ? { code: err.code, message: err.message }
         : { code: "bug", message: err instanceof Error ? err.message : String(err) };
-    return { error, input: task.input };
+    return { error, input: task.input, ms: performance.now() - t0 };
   }
 }
 

@@ -5,6 +5,9 @@ import type { Executor } from "../db/executor.js";
 import type { Database } from "../db/schema.js";
 import { Problem } from "../http/problem.js";
 import type { Fulfilled, Fulfiller, FulfilmentTable } from "../orders/fulfilment.js";
+import { type WebhookView, webhookView } from "../webhooks/service.js";
+import { webhookSecret } from "../webhooks/signing.js";
+import { webhookStore } from "../webhooks/store.js";
 import { callerOfQuote } from "./free-admission.js";
 import { jobStore } from "./store.js";
 import type { JobRow, QuoteRow } from "./tables.js";
@@ -43,6 +46,8 @@ export interface JobView {
   /** when the job's data will be deleted (finished_at + JOB_RETENTION_HOURS); null until it ends */
   data_expires_at: string | null;
   links: { self: string; input: string; upload_tus: string; output: string };
+  /** the job's callback URL and its deliveries (GET /api/jobs/:id only, `detail`); null: no callback */
+  webhook?: WebhookView | null;
 }
 
 /** What happens once a job's input is complete (planning segments, queueing them): the runner. */
@@ -114,6 +119,7 @@ export class JobService {
         if (!job) throw new Problem(404, "job_not_found", `No job ${id}.`);
         const quote = await jobStore.quote(this.db, job.quote_id);
         const links = this.links(id);
+        const secret = await this.webhookSecretOf(id);
         return {
           job_id: id,
           job_token: this.tokenFor(id),
@@ -123,6 +129,7 @@ export class JobService {
           upload_tus: links.upload_tus,
           output_url: links.output,
           amount_units: quote?.amount_units ?? "0",
+          ...(secret ? { webhook_secret: secret } : {}),
         };
       },
     };
@@ -131,6 +138,20 @@ export class JobService {
   /** The job token: HMAC(secret, job id). Only its SHA-256 is stored. */
   tokenFor(jobId: string): string {
     return `jt_${createHmac("sha256", this.tokenSecret).update(`job:v1:${jobId}`).digest("base64url")}`;
+  }
+
+  /**
+   * The webhook secret of a job with a callback URL (whsec_…: HMAC of the job id under the same
+   * key, src/webhooks/signing.ts), returned with the job where its token is; undefined without one.
+   */
+  async webhookSecretOf(jobId: string, db: Executor = this.db): Promise<string | undefined> {
+    const sub = await webhookStore.subscription(db, jobId);
+    return sub ? webhookSecret(this.tokenSecret, jobId) : undefined;
+  }
+
+  /** The job's view with its webhook deliveries (GET /api/jobs/:id). */
+  async detail(job: JobRow): Promise<JobView> {
+    return { ...this.view(job), webhook: await webhookView(this.db, job.id) };
   }
 
   /** The order core's quote fulfiller: the job a paid quote buys (created once). */
@@ -193,6 +214,15 @@ export class JobService {
       purged_at: null,
     };
     await jobStore.insertJob(db, job);
+    // its callback URL (checked when the quote was made): events are recorded from its state (src/webhooks)
+    if (quote.callback_url) {
+      await webhookStore.insertSubscription(db, {
+        job_id: id,
+        url: quote.callback_url,
+        created_at: at,
+        closed_at: null,
+      });
+    }
     const won = await jobStore.quoteTransition(db, quote.id, ["open", "paid"], "used", { job_id: job.id });
     if (!won) throw new Problem(409, "quote_already_used", `Quote ${quote.id} has already bought a job.`);
     return { job, token, created: true };

@@ -314,6 +314,8 @@ export const jobStore = {
       bytes: number;
       identity_id: string | null;
       now: string;
+      /** the request's callback URL (normalized; null: none): a quote with another one is not this request's */
+      callback_url?: string | null;
     },
   ): Promise<QuoteRow | undefined> {
     let query = db
@@ -328,6 +330,10 @@ export const jobStore = {
       .where("bytes", "=", q.bytes);
     query =
       q.identity_id === null ? query.where("identity_id", "is", null) : query.where("identity_id", "=", q.identity_id);
+    if (q.callback_url !== undefined) {
+      const cb = q.callback_url;
+      query = cb === null ? query.where("callback_url", "is", null) : query.where("callback_url", "=", cb);
+    }
     return query.orderBy("created_at", "desc").limit(1).executeTakeFirst();
   },
 };

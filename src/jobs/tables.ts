@@ -32,6 +32,8 @@ export interface QuoteRow {
    */
   client_ip_hash?: string | null;
   email: string | null;
+  /** the checked https URL the job's events are POSTed to (src/webhooks, migration 0019); null: none */
+  callback_url?: string | null;
   state: QuoteState;
   job_id: string | null;
   created_at: string;

@@ -1,10 +1,12 @@
 import { randomBytes } from "node:crypto";
 import { Readable } from "node:stream";
+import { setTimeout as sleep } from "node:timers/promises";
 import type { FastifyBaseLogger } from "fastify";
 import type { Kysely } from "kysely";
 import type { Database } from "../db/schema.js";
 import { safeError } from "../http/logger.js";
 import { Problem } from "../http/problem.js";
+import { type CancelWatch, watchCancel } from "./cancel-watch.js";
 import { assertNotExpired } from "./retention.js";
 import { type JobService, toNumber } from "./service.js";
 import { jobKeys, type ObjectStore, ObjectTooLarge } from "./storage/types.js";
@@ -22,6 +24,16 @@ import type { JobRow, JobState } from "./tables.js";
  */
 
 export const INPUT_STATES: JobState[] = ["awaiting_input", "uploading"];
+
+/** 409 job_cancelled: the job was cancelled while its input arrived (POST /api/jobs/:id/cancel). */
+const cancelledInput = (jobId: string) =>
+  new Problem(409, "job_cancelled", `Job ${jobId} was cancelled while its input arrived: it takes no more input.`, {
+    job_id: jobId,
+    state: "cancelled",
+  });
+
+/** How often a followed output looks for newly done segments (ms). */
+export const FOLLOW_POLL_MS = 100;
 
 export interface OutputPart {
   key: string;
@@ -42,6 +54,14 @@ export class JobTransfers {
   /** 410 when the job expired (its data was deleted); 409 unless the job still takes input. */
   assertAcceptsInput(job: JobRow): void {
     assertNotExpired(job);
+    if (job.state === "cancelled") {
+      throw new Problem(
+        409,
+        "job_cancelled",
+        `Job ${job.id} was cancelled${job.finished_at ? ` at ${job.finished_at}` : ""}: it takes no more input. Buy a new job to run it.`,
+        { job_id: job.id, state: job.state },
+      );
+    }
     if (!INPUT_STATES.includes(job.state)) {
       throw new Problem(
         409,
@@ -50,6 +70,19 @@ export class JobTransfers {
         { state: job.state },
       );
     }
+  }
+
+  /**
+   * Calls `onCancel` once job `jobId` is cancelled or deleted, wherever that was asked (its state is
+   * read every CANCEL_POLL_MS, cancel-watch.ts); returns the function that stops watching. A tus
+   * PATCH in progress uses it to stop taking bytes.
+   */
+  watchInput(jobId: string, onCancel: () => void): () => void {
+    const w = watchCancel(this.db, jobId);
+    w.signal.addEventListener("abort", () => {
+      if (w.cancelled) onCancel();
+    });
+    return () => w.stop();
   }
 
   /** 413 when `bytes` (a declared length) is more than the job's quote. */
@@ -96,6 +129,7 @@ export class JobTransfers {
       );
     }
     this.receiving.add(jobId);
+    let watch: CancelWatch | undefined;
     try {
       const job = await this.jobs.get(jobId);
       this.assertAcceptsInput(job);
@@ -113,6 +147,12 @@ export class JobTransfers {
       });
       if (!started) this.assertAcceptsInput(await this.jobs.get(jobId));
       const quoted = toNumber(job.bytes_quoted);
+      // a cancel of the job (any instance) stops taking bytes: the body fails with 409 job_cancelled
+      const w = watchCancel(this.db, jobId);
+      watch = w;
+      w.signal.addEventListener("abort", () => {
+        if (w.cancelled) body.destroy(cancelledInput(jobId));
+      });
       const early = this.storage.readsGrowing ? this.jobs.scheduler?.early?.(job, gen) : undefined;
       let put: { bytes: number; sha256: string };
       try {
@@ -134,6 +174,7 @@ export class JobTransfers {
       await early?.settled();
       return await this.complete(jobId, gen, put);
     } finally {
+      watch?.stop();
       this.receiving.delete(jobId);
     }
   }
@@ -200,6 +241,54 @@ export class JobTransfers {
       bytes: toNumber(s.out_bytes),
     }));
     return { parts, total: parts.reduce((n, p) => n + p.bytes, 0) };
+  }
+
+  /**
+   * The output while the job still runs (`GET /api/jobs/:id/output?follow=1`, issue #23 item 6):
+   * each segment's output as soon as it and every segment before it are done, in index order, so
+   * the download overlaps the coding; the stream ends when the job is done. A job that fails, is
+   * cancelled, deleted or expires meanwhile, or whose input is sent again, ends the stream with an
+   * error (the client sees a cut response; the job's state says why). The job and its segments are
+   * read every `pollMs` while nothing new is done.
+   */
+  follow(jobId: string, opts: { pollMs?: number; signal?: AbortSignal } = {}): Readable {
+    const { db, storage, jobs } = this;
+    const pollMs = opts.pollMs ?? FOLLOW_POLL_MS;
+    return Readable.from(
+      (async function* () {
+        let idx = 0;
+        let gen: string | null = null;
+        for (;;) {
+          const job = await jobs.get(jobId);
+          assertNotExpired(job);
+          if (job.state === "failed" || job.state === "cancelled") {
+            const code = job.state === "failed" ? "job_failed" : "job_cancelled";
+            throw new Problem(409, code, `Job ${jobId} ${job.state} while its output was followed.`);
+          }
+          if (gen && job.upload_gen !== gen) {
+            throw new Problem(
+              409,
+              "job_input_replaced",
+              `Job ${jobId}'s input was sent again while its output was followed.`,
+            );
+          }
+          gen = job.upload_gen;
+          const segments = await jobStore.segments(db, jobId);
+          const before = idx;
+          for (
+            let s = segments[idx];
+            s && s.idx === idx && s.state === "done" && s.out_bytes !== null;
+            s = segments[idx]
+          ) {
+            yield* await storage.get(jobKeys.segmentOut(jobId, idx, s.gen));
+            idx++;
+          }
+          if (job.state === "done" && idx >= job.segments_total) return;
+          if (idx === before) await sleep(pollMs, undefined, opts.signal ? { signal: opts.signal } : undefined);
+        }
+      })(),
+      { objectMode: false },
+    );
   }
 
   /** The bytes [start, end] (inclusive) of the concatenated parts, read range by range from the store. */

@@ -289,8 +289,15 @@ export function tusRoutes(
       },
     },
     async (request, reply) => {
-      await gate(request, request.params.upload_id);
-      await handOver(request, reply);
+      const job = await gate(request, request.params.upload_id);
+      // a cancel of the job (POST /api/jobs/:id/cancel) stops this chunk: the connection closes and
+      // the next request answers 409 job_cancelled
+      const stop = transfers.watchInput(job.id, () => request.raw.destroy());
+      try {
+        await handOver(request, reply);
+      } finally {
+        stop();
+      }
     },
   );
   scope.head(

@@ -15,6 +15,8 @@ export const DEFAULT_CHUNK_BYTES = 4 * 1024 * 1024;
  */
 export class UnitBuffers {
   private readonly free: ArrayBuffer[] = [];
+  /** buffers made so far (each `size` bytes): what the units of this process ever held at once, at most */
+  allocated = 0;
 
   constructor(
     readonly size: number,
@@ -22,7 +24,10 @@ export class UnitBuffers {
   ) {}
 
   take(): ArrayBuffer {
-    return this.free.pop() ?? new ArrayBuffer(this.size);
+    const spare = this.free.pop();
+    if (spare) return spare;
+    this.allocated++;
+    return new ArrayBuffer(this.size);
   }
 
   /** a buffer back (ignored unless it is one of ours: the right size, not detached) */
@@ -34,6 +39,58 @@ export class UnitBuffers {
 
   get spare(): number {
     return this.free.length;
+  }
+}
+
+/**
+ * The input bytes of the units in flight in this process (read, on the pool, or waiting to be
+ * written), counted across every segment it runs at once and held to `limit` (issue #23 item 6:
+ * the worker's memory grows with the threads, not with the segments and their windows). A unit
+ * is counted from before it is read until its output is taken for writing. `acquire` waits while
+ * the limit is reached, except that one unit may always start when nothing is in flight (so a
+ * unit larger than the limit cannot block forever).
+ */
+export class InflightBytes {
+  private used = 0;
+  /** the most bytes ever in flight at once */
+  peak = 0;
+  private readonly waiters = new Set<() => void>();
+
+  constructor(readonly limit: number) {}
+
+  get inFlight(): number {
+    return this.used;
+  }
+
+  /** takes `bytes` now if they fit (or nothing is in flight); false otherwise */
+  tryAcquire(bytes: number): boolean {
+    if (this.used > 0 && this.used + bytes > this.limit) return false;
+    this.used += bytes;
+    if (this.used > this.peak) this.peak = this.used;
+    return true;
+  }
+
+  /** resolves once some bytes were released (then try again), or rejects when `signal` aborts */
+  released(signal?: AbortSignal): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const done = () => {
+        this.waiters.delete(done);
+        signal?.removeEventListener("abort", aborted);
+        resolve();
+      };
+      const aborted = () => {
+        this.waiters.delete(done);
+        reject(signal?.reason ?? new Error("aborted"));
+      };
+      if (signal?.aborted) return aborted();
+      signal?.addEventListener("abort", aborted, { once: true });
+      this.waiters.add(done);
+    });
+  }
+
+  release(bytes: number): void {
+    this.used = Math.max(0, this.used - bytes);
+    for (const w of [...this.waiters]) w();
   }
 }
 

@@ -35,6 +35,13 @@ export interface UsageEvent {
 /** The idempotency key of a suite job's input usage. */
 export const suiteUsageId = (jobId: string): string => `suite:${jobId}:input`;
 
+/**
+ * The idempotency key of the correction a cancelled job gets (src/jobs/manage.ts, docs/suite.md
+ * "Cancelling a job"): `coded − recorded` bytes, so that the job's events sum to the bytes its done
+ * segments coded. Its quote id also ends the free bytes the quote held until its input was recorded.
+ */
+export const suiteCancelUsageId = (jobId: string): string => `suite:${jobId}:cancel`;
+
 /** The calendar month (UTC) of a time: YYYY-MM. */
 export function periodOf(at: Date): string {
   return at.toISOString().slice(0, 7);
@@ -108,6 +115,25 @@ export class UsageLedger {
     if (recorded) return { recorded, event: row };
     const stored = await db.selectFrom("usage_events").selectAll().where("id", "=", e.id).executeTakeFirstOrThrow();
     return { recorded, event: stored };
+  }
+
+  /** The sum of a job's events of a meter (bytes) and the period of its first one (null: none). */
+  async jobTotal(
+    jobId: string,
+    meter: Meter = "suite_bytes",
+    db: Executor = this.db,
+  ): Promise<{ total: bigint; period: string | null }> {
+    const rows = await db
+      .selectFrom("usage_events")
+      .select(["value_bytes", "period", "occurred_at"])
+      .where("job_id", "=", jobId)
+      .where("meter", "=", meter)
+      .orderBy("occurred_at")
+      .execute();
+    return {
+      total: rows.reduce((a, r) => a + toBigInt(r.value_bytes), 0n),
+      period: rows[0]?.period ?? null,
+    };
   }
 
   /** Sum of an identity's events of a meter in a period (YYYY-MM), in bytes. */

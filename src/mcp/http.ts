@@ -85,7 +85,7 @@ export function mcpRoutes(app: App, deps: McpDeps): void {
       schema: {
         summary: "MCP server (streamable HTTP, stateless): tools, resources, paid tools over the x402 MCP transport",
         description:
-          "JSON-RPC over streamable HTTP for MCP clients (2025-era and 2026-07-28). Tools: catalog, payments, quote_suite, buy (x402 MCP transport), compress, decompress, profile, bench, olympiad_register, olympiad_vote, job_status. Host (and Origin, when sent) must be BASE_URL's host or loopback: 403 otherwise. GET and DELETE: 405 (stateless). One JSON-RPC message per POST: a batch (JSON array) is refused whole, 400 mcp_batch_not_supported (JSON-RPC -32600). Each tool call counts against the per-IP limit of the HTTP route it stands for (a rate_limited tool error over it). See docs/mcp.md.",
+          "JSON-RPC over streamable HTTP for MCP clients (2025-era and 2026-07-28). Tools: catalog, payments, quote_suite, buy and buy_suite (x402 MCP transport), compress, decompress, profile, bench, olympiad_register, olympiad_vote, job_status, job_upload, job_cancel, job_download. Host (and Origin, when sent) must be BASE_URL's host or loopback: 403 otherwise. GET and DELETE: 405 (stateless). One JSON-RPC message per POST: a batch (JSON array) is refused whole, 400 mcp_batch_not_supported (JSON-RPC -32600). Each tool call counts against the per-IP limit of the HTTP route it stands for (a rate_limited tool error over it). See docs/mcp.md.",
         tags: ["mcp"],
       },
       handler: async (request, reply) => {

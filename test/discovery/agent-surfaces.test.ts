@@ -29,6 +29,10 @@ const TOOL_NAMES = [
   "olympiad_register",
   "olympiad_vote",
   "job_status",
+  "buy_suite",
+  "job_upload",
+  "job_cancel",
+  "job_download",
 ];
 
 describe("agent surfaces: A2A card, MCP card, pricing.md, Markdown answers, empty-body probes", () => {
@@ -49,7 +53,7 @@ describe("agent surfaces: A2A card, MCP card, pricing.md, Markdown answers, empt
       expect(tool.description, tool.name).toMatch(/^\S.{10,120}$/);
       expect(tool.description, tool.name).not.toContain("\n");
     }
-    expect(MCP_TOOLS.filter((x) => x.paid).map((x) => x.name)).toEqual(["buy"]);
+    expect(MCP_TOOLS.filter((x) => x.paid).map((x) => x.name)).toEqual(["buy", "buy_suite"]);
   });
 
   it("the MCP server serves exactly the tools and resources the cards advertise", async () => {
@@ -115,7 +119,7 @@ describe("agent surfaces: A2A card, MCP card, pricing.md, Markdown answers, empt
         request_meta: "x402/payment",
         response_meta: "x402/payment-response",
         networks: ["solana-mainnet-beta", "eip155:8453"],
-        paid_tools: ["buy"],
+        paid_tools: ["buy", "buy_suite"],
       },
     });
     expect(card.description).toContain("codec");

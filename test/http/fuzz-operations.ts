@@ -238,6 +238,16 @@ export function bodies(
     "DELETE /mcp": fc
       .record({ session: headerValue })
       .map(({ session }) => ({ headers: { "mcp-session-id": session } })),
+    "POST /api/jobs/{id}/cancel": fc
+      .record({
+        token: fc.option(headerValue, { nil: undefined }),
+        body: fc.option(fc.jsonValue({ maxDepth: 2 }), { nil: undefined }),
+      })
+      .map(({ token, body }) => ({
+        payload: body === undefined ? "" : JSON.stringify(body),
+        contentType: "application/json",
+        headers: token ? { authorization: `Bearer ${token}` } : ({} as Record<string, string>),
+      })),
   };
 }
 

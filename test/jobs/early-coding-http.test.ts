@@ -125,4 +125,103 @@ describe.each<Engine>(["sqlite", "postgres"])("coding while a PUT is still arriv
     for await (const c of Readable.from([container]).pipe(decompressStream())) parts.push(c as Buffer);
     expect(sha256(Buffer.concat(parts))).toBe(sha256(data));
   });
+
+  const buy = async (bytes: number) => {
+    const bought = await fetch(`${base}/api/x402-suite`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ product: "auto", dataClass: "text", op: "compress", bytes }),
+    });
+    const answer = (await bought.json()) as Record<string, unknown>;
+    expect(bought.status, JSON.stringify(answer)).toBe(200);
+    return answer as unknown as { job_id: string; job_token: string };
+  };
+  const putStart = (id: string, token: string, length: number) =>
+    http.request(`${base}/api/jobs/${id}/input`, {
+      method: "PUT",
+      agent: false,
+      headers: {
+        authorization: `Bearer ${token}`,
+        "content-type": "application/octet-stream",
+        "content-length": String(length),
+      },
+    });
+  /** GET …/output?follow=1: the bytes as they come, the trailers, and whether the answer was cut. */
+  const follow = (id: string, token: string) => {
+    const chunks: Buffer[] = [];
+    let status = 0;
+    const ended = new Promise<{ cut: boolean; trailers: NodeJS.Dict<string> }>((resolve) => {
+      const req = http.get(
+        `${base}/api/jobs/${id}/output?follow=1`,
+        { agent: false, headers: { authorization: `Bearer ${token}` } },
+        (res) => {
+          status = res.statusCode ?? 0;
+          res.on("data", (c: Buffer) => chunks.push(c));
+          res.on("end", () => resolve({ cut: !res.complete, trailers: res.trailers }));
+          res.on("aborted", () => resolve({ cut: true, trailers: {} }));
+          res.on("error", () => resolve({ cut: true, trailers: {} }));
+        },
+      );
+      req.on("error", () => resolve({ cut: true, trailers: {} }));
+    });
+    return { chunks, ended, status: () => status };
+  };
+
+  it("output?follow=1 sends coded segments while the input still arrives, then the whole output and its digest", async () => {
+    const data = textBytes(10 * SEGMENT + 555);
+    const { job_id: id, job_token: token } = await buy(data.length);
+    // the download is asked for before the first byte of the input
+    const f = follow(id, token);
+    const req = putStart(id, token, data.length);
+    const answered = new Promise<number>((resolve, reject) => {
+      req.on("response", (res) => {
+        res.resume();
+        res.on("end", () => {
+          resolve(res.statusCode ?? 0);
+          req.destroy();
+        });
+      });
+      req.on("error", reject);
+    });
+    req.write(data.subarray(0, 4 * SEGMENT + 10));
+    for (const end = Date.now() + 30_000; Date.now() < end && f.chunks.length === 0; ) await sleep(50);
+    // output bytes arrived while the job is still receiving its input
+    expect(f.status()).toBe(200);
+    expect(f.chunks.length).toBeGreaterThan(0);
+    expect((await getJson(`/api/jobs/${id}`, token)).state).toBe("uploading");
+    req.end(data.subarray(4 * SEGMENT + 10));
+    expect(await answered).toBe(200);
+    const { cut, trailers } = await f.ended;
+    expect(cut).toBe(false);
+    const view = await getJson(`/api/jobs/${id}`, token);
+    expect(view.state).toBe("done");
+    const body = Buffer.concat(f.chunks);
+    expect(sha256(body)).toBe(view.output_sha256);
+    expect(trailers["repr-digest"]).toBe(
+      `sha-256=:${Buffer.from(String(view.output_sha256), "hex").toString("base64")}:`,
+    );
+    const parts: Buffer[] = [];
+    for await (const c of Readable.from([body]).pipe(decompressStream())) parts.push(c as Buffer);
+    expect(sha256(Buffer.concat(parts))).toBe(sha256(data));
+  });
+
+  it("output?follow=1 is cut when the job is cancelled", async () => {
+    const data = textBytes(6 * SEGMENT);
+    const { job_id: id, job_token: token } = await buy(data.length);
+    const f = follow(id, token);
+    const req = putStart(id, token, data.length);
+    req.on("error", () => {});
+    req.on("response", (res) => res.resume());
+    req.write(data.subarray(0, 2 * SEGMENT + 10));
+    for (const end = Date.now() + 30_000; Date.now() < end && f.chunks.length === 0; ) await sleep(50);
+    expect(f.chunks.length).toBeGreaterThan(0);
+    const cancelled = await fetch(`${base}/api/jobs/${id}/cancel`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${token}` },
+    });
+    expect(cancelled.status).toBe(200);
+    const { cut } = await f.ended;
+    expect(cut).toBe(true);
+    req.destroy();
+  });
 });

@@ -280,4 +280,45 @@ describe.each(VARIANTS)("task queue contract: $name", (variant) => {
     expect(await q.status("missing:1")).toBeUndefined();
     await q.stop();
   });
+
+  it("cancel removes waiting tasks (ready or waiting for a retry), never a running or finished one", async () => {
+    const [q] = workers(1) as [TaskQueue];
+    // waiting before any worker runs
+    for (const id of ["cx:g:0", "cx:g:1", "cx:g:2", "other:g:0"]) await q.enqueue("t", { id }, { id });
+    expect(await q.cancel(["cx:g:0", "cx:g:1", "cx:g:2", "missing:g:9"])).toBe(3);
+    for (const id of ["cx:g:0", "cx:g:1", "cx:g:2"]) expect(await q.status(id)).toBeUndefined();
+    expect((await q.status("other:g:0"))?.state).toBe("waiting");
+    expect(await q.cancel([])).toBe(0);
+
+    // one running (held), one failed once and waiting for its retry (long backoff), one done
+    let release: () => void = () => {};
+    const held = new Promise<void>((r) => {
+      release = r;
+    });
+    const ran: string[] = [];
+    await q.enqueue("t", {}, { id: "run:g:0" });
+    await q.work(
+      async (_n, _p, ctx) => {
+        ran.push(ctx.id);
+        if (ctx.id === "run:g:0") await held;
+        if (ctx.id === "retry:g:0") throw new Error("flaky");
+      },
+      { concurrency: 2 },
+    );
+    await inState(q, "other:g:0", "done");
+    await until("run started", async () => ran.includes("run:g:0"));
+    await q.enqueue("t", {}, { id: "retry:g:0", attempts: 3, backoffMs: 60_000 });
+    await until("retry failed once", async () => {
+      const s = await q.status("retry:g:0");
+      return s?.attempts === 1 && s.state === "waiting";
+    });
+    expect(await q.cancel(["run:g:0", "retry:g:0", "other:g:0"])).toBe(1);
+    expect(await q.status("retry:g:0")).toBeUndefined();
+    expect((await q.status("other:g:0"))?.state).toBe("done");
+    expect((await q.status("run:g:0"))?.state).toBe("active");
+    release();
+    await inState(q, "run:g:0", "done");
+    expect(ran.filter((id) => id === "retry:g:0")).toHaveLength(1);
+    await q.stop();
+  });
 });

@@ -64,15 +64,21 @@ export async function stdioClient(
   command: string,
   args: string[],
   env: Record<string, string>,
+  /** receives the child's stderr (its log lines) */
+  onStderr?: (chunk: string) => void,
 ): Promise<McpClient> {
   const params = { command, args, env, stderr: "pipe" as const };
+  const listen = (transport: { stderr: { on(e: "data", f: (c: Buffer) => void): unknown } | null }) => {
+    if (onStderr) transport.stderr?.on("data", (c: Buffer) => onStderr(c.toString("utf8")));
+    return transport;
+  };
   if (generation === "v1") {
     const client = new ClientV1(INFO);
-    await client.connect(new StdioV1(params));
+    await client.connect(listen(new StdioV1(params)) as StdioV1);
     return wrap("v1", client as unknown as AnyClient);
   }
   const client = new ClientV2(INFO);
-  await client.connect(new StdioV2(params));
+  await client.connect(listen(new StdioV2(params)) as StdioV2);
   return wrap("v2", client as unknown as AnyClient);
 }
 
@@ -102,10 +108,14 @@ export function problemCode(result: ToolResult): string {
 export const TOOLS = [
   "bench",
   "buy",
+  "buy_suite",
   "catalog",
   "compress",
   "decompress",
+  "job_cancel",
+  "job_download",
   "job_status",
+  "job_upload",
   "olympiad_register",
   "olympiad_vote",
   "payments",

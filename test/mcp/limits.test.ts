@@ -53,6 +53,9 @@ describe("the tool → route table", () => {
     expect(rateGroup("POST", MCP_TOOL_ROUTES.olympiad_vote ?? "")).toBe(rateGroup("POST", "/api/olympiad"));
     expect(rateGroup("POST", MCP_TOOL_ROUTES.buy ?? "")).toBe("paid");
     expect(rateGroup("POST", MCP_TOOL_ROUTES.quote_suite ?? "")).toBe("paid");
+    // a suite job bought over MCP counts as POST /api/x402-suite (issue #23 item 3)
+    expect(rateGroup("POST", MCP_TOOL_ROUTES.buy_suite ?? "")).toBe("paid");
+    expect(MCP_TOOL_ROUTES.job_download).toBeNull();
     // Reads stand for GET routes, which are not limited.
     expect(MCP_TOOL_ROUTES.catalog).toBeNull();
     // Every named route is one of the limited ones.

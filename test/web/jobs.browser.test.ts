@@ -111,10 +111,11 @@ describe("suite jobs in a real browser (/jobs)", () => {
     // the quote's breakdown and the time by level were shown (GB = 10^9 bytes next to prices)
     expect(await page.textContent("#quote-view")).toContain("GB = 10^9 bytes");
     expect(await page.textContent("#quote-view")).toContain("balanced");
-    // the token is in this tab's sessionStorage, not in localStorage
+    // the panel's job is in this tab's sessionStorage; "Your jobs" keeps it in localStorage (issue #23)
     const held = await page.evaluate<string | null>('sessionStorage.getItem("labphi.jobs.current")');
     expect(JSON.parse(held ?? "{}")).toEqual({ job_id: jobId, job_token: token });
-    expect(await page.evaluate<string>("JSON.stringify(localStorage)")).not.toContain(token);
+    const kept = await page.evaluate<string | null>('localStorage.getItem("labphi.jobs.kept")');
+    expect(JSON.parse(kept ?? "[]")[0]).toMatchObject({ job_id: jobId, job_token: token });
 
     await page.click("#u-start"); // the file picked for the quote
     await expect.poll(() => progressValue(page), { timeout: 30_000 }).toBe(100);
@@ -223,6 +224,55 @@ describe("suite jobs in a real browser (/jobs)", () => {
     expect(await page.getAttribute("#quote-alert", "role")).toBe("alert");
     await page.close();
   }, 60_000);
+
+  it('"Your jobs" lists the jobs this browser keeps: cancel and delete from the list, forget one that is gone (410)', async () => {
+    const page = await ctx.newPage();
+    const a = await startFreeJob(page, { bytes: 50_000 });
+    const rowA = `#my-jobs-list li[data-job-id="${a.jobId}"]`;
+    await expect.poll(() => page.getAttribute(rowA, "data-state")).toBe("awaiting_input");
+    expect(await page.textContent(rowA)).toContain("compress");
+    const asServer = (id: string, token: string, method: "GET" | "DELETE" = "GET") =>
+      h.app.inject({ method, url: `/api/jobs/${id}`, headers: { authorization: `Bearer ${token}` } });
+
+    // cancel from the list: the job ends cancelled, the list and the panel show it
+    await page.click(`${rowA} button[data-action="cancel"]`);
+    await expect.poll(() => page.getAttribute(rowA, "data-state")).toBe("cancelled");
+    expect((await asServer(a.jobId, a.token)).json()).toMatchObject({
+      state: "cancelled",
+      error: { code: "cancelled" },
+    });
+    await expect.poll(() => page.textContent("#job-state")).toBe("cancelled");
+    expect(await page.isVisible(`${rowA} button[data-action="cancel"]`)).toBe(false);
+    const vs = await seriousA11yViolations(page);
+    expect(vs, describeViolations(vs)).toEqual([]);
+    await screenshot(page, "jobs-list");
+
+    // delete from the list (after the confirmation): gone from the list, 410 on the server
+    page.once("dialog", (d) => void d.accept());
+    await page.click(`${rowA} button[data-action="delete"]`);
+    await expect.poll(() => page.locator(rowA).count()).toBe(0);
+    const deleted = await asServer(a.jobId, a.token);
+    expect(deleted.statusCode).toBe(410);
+    expect(deleted.json().code).toBe("job_deleted");
+
+    // a job deleted elsewhere (here: through the API): the list says it is gone and forgets it on request
+    const b = await startFreeJob(page, { bytes: 40_000 });
+    expect((await asServer(b.jobId, b.token, "DELETE")).statusCode).toBe(204);
+    await page.reload();
+    const rowB = `#my-jobs-list li[data-job-id="${b.jobId}"]`;
+    await expect.poll(() => page.getAttribute(rowB, "data-state")).toBe("gone");
+    expect(await page.textContent(rowB)).toContain("job_deleted");
+    expect(await page.isVisible(`${rowB} button[data-action="cancel"]`)).toBe(false);
+    await page.click(`${rowB} button[data-action="forget"]`);
+    await expect.poll(() => page.locator(rowB).count()).toBe(0);
+    const kept = await page.evaluate<string>('localStorage.getItem("labphi.jobs.kept") ?? "[]"');
+    expect(kept).not.toContain(b.jobId);
+    expect(kept).not.toContain(a.jobId);
+    // a job opened with a token that does not open it (the 401 test above) was never kept
+    expect(kept).not.toContain("jt_not_the_token");
+    expect(urls.some((u) => u.includes(a.token) || u.includes(b.token))).toBe(false);
+    await page.close();
+  }, 90_000);
 
   it("pays a quote above the free cap by card (Stripe stand-in) and comes back to /jobs with the job", async () => {
     const page = await ctx.newPage();

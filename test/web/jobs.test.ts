@@ -42,6 +42,23 @@ describe("suite jobs pages (/jobs, /jobs/paid)", () => {
     expect(script.body).toContain("Tus-Resumable"); // tus-js-client is bundled, not fetched
   });
 
+  it('has the "Your jobs" list (filled by the script from the tokens this browser keeps) and says it needs JavaScript', async () => {
+    const r = await get("/jobs");
+    expect(r.body).toContain('<section class="card" id="my-jobs" aria-labelledby="my-jobs-h">');
+    expect(r.body).toContain('<ul id="my-jobs-list" class="stack" hidden></ul>');
+    expect(r.body).toContain('id="my-jobs-empty"');
+    expect(r.body).toMatch(/<noscript><p class="small">This list needs JavaScript[^<]*/);
+    expect(r.body).toContain("<code>POST /api/jobs/{id}/cancel</code>");
+    // the plain form still works without the script
+    expect(r.body).toContain('<form id="quote-form" method="get" action="/jobs#quote-result"');
+    const script = await h.app.inject({
+      method: "GET",
+      url: /src="(\/assets\/jobs-[^"]+\.js)"/.exec(r.body)?.[1] ?? "",
+    });
+    expect(script.body).toContain("labphi.jobs.kept");
+    expect(script.body).toContain("/cancel");
+  });
+
   it("answers the plain form with a price preview (nothing stored), and a bad size with an HTML problem", async () => {
     const r = await get("/jobs?product=auto&dataClass=text&op=compress&level=max&bytes=150000000000&email=");
     expect(r.statusCode).toBe(200);

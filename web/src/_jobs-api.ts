@@ -1,7 +1,8 @@
 /**
  * The suite-job API as the jobs page uses it, and where the page keeps the job it works on.
- * The job token goes only into `Authorization: Bearer` headers and this tab's sessionStorage:
- * never into an address, a log or localStorage.
+ * The job token goes only into `Authorization: Bearer` headers, this tab's sessionStorage (the
+ * job the panel shows) and this browser's localStorage (the "Your jobs" list, _jobs-list.ts,
+ * until the job is forgotten or deleted): never into an address or a log.
  */
 import { ApiError, api, type ProblemBody } from "./_lib";
 
@@ -52,6 +53,8 @@ export interface JobView {
   segments_done: number;
   attempts: number;
   error: { code: string; detail: string | null } | null;
+  created_at: string;
+  finished_at: string | null;
 }
 
 /** What the page keeps of the current job (sessionStorage: this tab only). */
@@ -102,6 +105,14 @@ export const cardCheckout = (quoteId: string, email: string | undefined) =>
 
 export const jobView = (job: HeldJob) =>
   api<JobView>(`/api/jobs/${encodeURIComponent(job.job_id)}`, { headers: bearer(job) });
+
+/** POST /api/jobs/:id/cancel: the job's view, `cancelled` (also when it already was). */
+export const cancelJob = (job: HeldJob) =>
+  api<JobView>(`/api/jobs/${encodeURIComponent(job.job_id)}/cancel`, { method: "POST", headers: bearer(job) });
+
+/** DELETE /api/jobs/:id: its input and output are removed (204). */
+export const deleteJob = (job: HeldJob) =>
+  api<undefined>(`/api/jobs/${encodeURIComponent(job.job_id)}`, { method: "DELETE", headers: bearer(job) });
 
 /** The output as a Blob (the browser keeps large blobs on disk), fetched with the Bearer header. */
 export async function output(job: HeldJob): Promise<Blob> {

@@ -4,18 +4,23 @@
  * Problems (413 over the quote, an expired quote, a bad token) are shown in the API's words.
  */
 import {
+  bearer,
+  cancelJob,
   cardCheckout,
+  deleteJob,
   jobView as fetchJob,
   type HeldJob,
   heldJob,
   holdJob,
   type JobView,
   output,
+  problemOf,
   type Quote,
   type QuoteRequest,
   quote,
   startFree,
 } from "./_jobs-api";
+import { actionsFor, type KeptJob, lookupOutcome, readKept, withJob, withoutJob, writeKept } from "./_jobs-list";
 import { type Running, startUpload } from "./_jobs-upload";
 import { $, download, formatBytes, problemText, ready, say } from "./_lib";
 
@@ -79,12 +84,167 @@ async function declaredOutput(file: Blob): Promise<number | null> {
   return total;
 }
 
+// ---------------------------------------------------------------- the jobs this browser keeps
+
+/** Keeps a job (and its token) in this browser's "Your jobs" list (localStorage). */
+function keep(job: HeldJob): void {
+  writeKept(localStorage, withJob(readKept(localStorage), job, Date.now()));
+}
+
+/** Drops a job from the list, and from this tab's panel if it holds it (else the next visit would keep it again). */
+function forget(jobId: string): void {
+  writeKept(localStorage, withoutJob(readKept(localStorage), jobId));
+  if (heldJob()?.job_id === jobId) holdJob(null);
+}
+
+/** A job's status by its kept token: its view, or the HTTP status that refused it. */
+async function lookup(job: KeptJob): Promise<{ view: JobView } | { status: number; text: string }> {
+  const res = await fetch(`/api/jobs/${encodeURIComponent(job.job_id)}`, {
+    headers: { ...bearer(job), Accept: "application/json" },
+  });
+  const text = await res.text();
+  if (res.ok) return { view: JSON.parse(text) as JobView };
+  return { status: res.status, text };
+}
+
+/**
+ * "Your jobs": one row per kept job (state, bytes, ratio, created) with what its state allows:
+ * open, download, cancel, delete; forget for a job that is gone (410) or refuses its token.
+ */
+function myJobs(opts: { open(job: HeldJob): void; changed(jobId: string): void }): { refresh(): Promise<void> } {
+  const list = $<HTMLUListElement>("#my-jobs-list");
+  const empty = $("#my-jobs-empty");
+  const alert = $("#my-jobs-alert");
+  let generation = 0;
+
+  const button = (label: string, action: string, jobId: string, cls = "btn-secondary") => {
+    const b = el("button", label, cls);
+    b.type = "button";
+    b.dataset.action = action;
+    b.setAttribute("aria-label", `${label} job ${jobId}`);
+    return b;
+  };
+
+  function row(job: KeptJob, found: Awaited<ReturnType<typeof lookup>>): HTMLLIElement {
+    const li = el("li", undefined, "my-job");
+    li.dataset.jobId = job.job_id;
+    const head = el("p");
+    head.append(el("span", job.job_id, "mono"), " ");
+    const state = el("span", undefined, "badge");
+    state.dataset.role = "state";
+    head.append(state);
+    li.append(head);
+    const actions = el("div", undefined, "cluster");
+    if ("view" in found) {
+      const v = found.view;
+      li.dataset.state = v.state;
+      state.textContent = v.state.replace("_", " ");
+      const facts = [
+        `${v.op}, ${formatBytes(v.bytes_in)} in`,
+        `${formatBytes(v.bytes_out)} out`,
+        `ratio ${v.ratio === null ? "—" : v.ratio.toFixed(3)}`,
+        `created ${new Date(v.created_at).toLocaleString()}`,
+      ];
+      li.append(el("p", facts.join(" · "), "small"));
+      if (v.error) li.append(el("p", `${v.error.code}${v.error.detail ? `: ${v.error.detail}` : ""}`, "small muted"));
+      const can = actionsFor(v.state);
+      const open = button("Open", "open", job.job_id);
+      open.addEventListener("click", () => opts.open(job));
+      actions.append(open);
+      if (can.download) {
+        const d = button("Download", "download", job.job_id, "btn-primary");
+        d.addEventListener("click", () =>
+          act(d, async () => {
+            const blob = await output(job);
+            download(blob, `${job.job_id}.${v.op === "decompress" ? "out" : "lphi"}`);
+          }),
+        );
+        actions.append(d);
+      }
+      if (can.cancel) {
+        const c = button("Cancel", "cancel", job.job_id);
+        c.addEventListener("click", () =>
+          act(c, async () => {
+            await cancelJob(job);
+            opts.changed(job.job_id);
+          }),
+        );
+        actions.append(c);
+      }
+      if (can.delete) {
+        const d = button("Delete", "delete", job.job_id);
+        d.addEventListener("click", () => {
+          if (!window.confirm(`Delete job ${job.job_id}? Its input and output are removed for good.`)) return;
+          void act(d, async () => {
+            await deleteJob(job);
+            forget(job.job_id);
+            opts.changed(job.job_id);
+          });
+        });
+        actions.append(d);
+      }
+    } else {
+      const outcome = lookupOutcome(found.status);
+      const problem = problemOf(found.status, found.text);
+      li.dataset.state = outcome;
+      state.textContent = outcome === "gone" ? "gone" : outcome === "refused" ? "token refused" : "unavailable";
+      li.append(el("p", problemText(problem), "small muted"));
+    }
+    const f = button("Forget", "forget", job.job_id);
+    f.title = "Remove it from this browser's list (the job itself stays as it is)";
+    f.addEventListener("click", () => {
+      forget(job.job_id);
+      opts.changed(job.job_id);
+      void refresh();
+    });
+    actions.append(f);
+    li.append(actions);
+    return li;
+  }
+
+  async function act(b: HTMLButtonElement, fn: () => Promise<void>): Promise<void> {
+    b.disabled = true;
+    alert.hidden = true;
+    try {
+      await fn();
+    } catch (err) {
+      say(alert, problemText(err), "error");
+    } finally {
+      b.disabled = false;
+      await refresh();
+    }
+  }
+
+  async function refresh(): Promise<void> {
+    const mine = ++generation;
+    const kept = readKept(localStorage);
+    const rows = await Promise.all(
+      kept.map(async (job) => {
+        try {
+          return row(job, await lookup(job));
+        } catch (err) {
+          return row(job, { status: 0, text: JSON.stringify({ detail: problemText(err) }) });
+        }
+      }),
+    );
+    if (mine !== generation) return; // a newer refresh is under way
+    list.replaceChildren(...rows);
+    list.hidden = rows.length === 0;
+    empty.hidden = rows.length > 0;
+  }
+
+  return { refresh };
+}
+
 // ---------------------------------------------------------------- /jobs/paid
 
 function paidPage(box: HTMLElement): void {
   const jobId = box.dataset.jobId;
   const token = $<HTMLInputElement>("#paid-job-token").value;
-  if (jobId && token) holdJob({ job_id: jobId, job_token: token });
+  if (jobId && token) {
+    holdJob({ job_id: jobId, job_token: token });
+    keep({ job_id: jobId, job_token: token });
+  }
   $<HTMLInputElement>("#paid-job-token").addEventListener("focus", (ev) => (ev.target as HTMLInputElement).select());
 }
 
@@ -113,6 +273,19 @@ function jobsPage(): void {
   let timer: number | undefined;
   let lastState = "";
   let lastOp = "";
+  const listing = myJobs({
+    open(job) {
+      openJob(job, false);
+      $("#job-panel").scrollIntoView({ block: "start" });
+    },
+    changed(jobId) {
+      if (current?.job_id !== jobId) return;
+      // the panel shows that job: forgotten or deleted from the list, the panel lets it go too;
+      // otherwise it shows the new state at once
+      if (heldJob()?.job_id === jobId) void poll();
+      else closePanel();
+    },
+  });
 
   const showBytes = () => {
     const n = Number(bytesInput.value);
@@ -273,6 +446,11 @@ function jobsPage(): void {
   function openJob(job: HeldJob, fresh: boolean): void {
     current = job;
     holdJob(job);
+    // a job started here is kept at once; one opened by id and token once its token works (poll)
+    if (fresh) {
+      keep(job);
+      void listing.refresh();
+    }
     lastState = "";
     hide(jobAlert);
     $("#job-empty").hidden = true;
@@ -292,6 +470,28 @@ function jobsPage(): void {
     void poll();
   }
 
+  /** The panel without a job (as a fresh page shows it). */
+  function closePanel(): void {
+    void running?.pause();
+    running = null;
+    window.clearTimeout(timer);
+    current = null;
+    lastState = "";
+    $("#job-empty").hidden = false;
+    for (const id of [
+      "#job-facts",
+      "#job-progress-box",
+      "#job-forget",
+      "#job-token-box",
+      "#upload-box",
+      "#download-box",
+    ]) {
+      $(id).hidden = true;
+    }
+    hide(jobAlert);
+    hide(jobStatus);
+  }
+
   $("#job-token-done").addEventListener("click", () => {
     $<HTMLInputElement>("#job-token-once").value = "";
     $("#job-token-box").hidden = true;
@@ -309,10 +509,13 @@ function jobsPage(): void {
     uploadBox.hidden = !(v.state === "awaiting_input" || v.state === "uploading");
     downloadBox.hidden = v.state !== "done";
     if (v.state !== lastState) {
+      if (lastState !== "") void listing.refresh();
       lastState = v.state;
       if (v.state === "done") say(jobStatus, `Done: ${v.bytes_in} bytes in, ${v.bytes_out} bytes out.`, "ok");
       else if (v.state === "failed")
         say(jobAlert, `The job failed: ${v.error?.detail ?? ""} (${v.error?.code ?? "failed"})`, "error");
+      else if (v.state === "cancelled")
+        say(jobStatus, `The job was cancelled (${v.error?.code ?? "cancelled"}).`, "warn");
       else if (v.state === "queued" || v.state === "running")
         say(jobStatus, `The job is ${v.state}: ${v.segments_done} of ${v.segments_total} segments done.`);
       else hide(jobStatus);
@@ -326,6 +529,10 @@ function jobsPage(): void {
     try {
       const v = await jobView(job);
       if (job !== current) return;
+      if (!readKept(localStorage).some((k) => k.job_id === job.job_id)) {
+        keep(job);
+        void listing.refresh();
+      }
       render(v);
       // quick while the job moves or an upload runs; slow while it waits for its input
       const waiting = v.state === "awaiting_input" && running === null;
@@ -440,6 +647,7 @@ function jobsPage(): void {
   // the job this tab was working on (after a reload, or back from the card checkout)
   const held = heldJob();
   if (held) openJob(held, false);
+  void listing.refresh();
   showBytes();
 
   async function jobView(job: HeldJob): Promise<JobView> {

@@ -6,8 +6,9 @@ const HELP = `Usage: labphi mcp [options]
 Serves the Lab Phi MCP server over stdio (JSON-RPC on stdin/stdout; diagnostics on stderr) for an
 MCP host such as Claude Desktop. It is built from the same services as the web service, on the
 same settings (DATABASE_URL or DATA_DIR, BASE_URL, the x402 rail settings): no HTTP round trip.
-Tools: catalog, payments, quote_suite, buy (paid over the x402 MCP transport), compress,
-decompress, profile, bench, olympiad_register, olympiad_vote, job_status. Resources: the catalog,
+Tools: catalog, payments, quote_suite, buy and buy_suite (paid over the x402 MCP transport),
+compress, decompress, profile, bench, olympiad_register, olympiad_vote, job_status, job_upload,
+job_cancel, job_download. Resources: the catalog,
 the olympiad record and the standings. The same server is served over HTTP at /mcp.
 
 Exits when stdin closes, or on SIGTERM / SIGINT.

@@ -64,7 +64,7 @@ export const workerCommand: Command = {
     const jobs = await buildJobRuntime({
       config,
       db,
-      worker: { start: true, concurrency, threads, say },
+      worker: { start: true, concurrency, threads, say, warm: true },
       info: say,
       warn: (line) => say(`warning: ${line}`),
     });

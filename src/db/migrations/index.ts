@@ -20,6 +20,7 @@ import * as m0015 from "./0015_ip_daily_counts.js";
 import * as m0016 from "./0016_refunds.js";
 import * as m0017 from "./0017_priced_item.js";
 import * as m0018 from "./0018_job_listing.js";
+import * as m0019 from "./0019_webhooks.js";
 
 export const migrations = {
   "0001_foundation": m0001,
@@ -40,4 +41,5 @@ export const migrations = {
   "0016_refunds": m0016,
   "0017_priced_item": m0017,
   "0018_job_listing": m0018,
+  "0019_webhooks": m0019,
 };

@@ -85,6 +85,9 @@ interface Running {
 /** BullMQ refuses `:` in custom ids: escape it reversibly. */
 export const bullJobId = (id: string) => id.replace(/%/g, "%25").replace(/:/g, "%3A");
 
+/** BullMQ states of a job that waits to run (cancel removes these). */
+const WAITING_STATES = new Set(["waiting", "prioritized", "delayed", "paused", "wait", "waiting-children"]);
+
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 /**
@@ -185,6 +188,23 @@ export class BullTaskQueue implements TaskQueue {
       attempts: job.attemptsStarted - (data.released ?? 0),
       reason: job.failedReason ? job.failedReason : null,
     };
+  }
+
+  /** Removes the waiting ones (waiting, prioritized, delayed for a retry, paused) among `ids`. */
+  async cancel(ids: readonly string[]): Promise<number> {
+    if (ids.length === 0) return 0;
+    const queue = await this.queue();
+    let removed = 0;
+    for (const id of ids) {
+      const jobId = bullJobId(id);
+      const job = await queue.getJob(jobId);
+      if (!job) continue;
+      const state = await job.getState();
+      if (!WAITING_STATES.has(state)) continue;
+      // 0 when a worker took it meanwhile (locked): it runs, and its handler sees the cancellation
+      removed += await queue.remove(jobId);
+    }
+    return removed;
   }
 
   async work(handler: TaskHandler, opts: WorkOptions = {}): Promise<void> {

@@ -21,7 +21,8 @@ import os from "node:os";
  *   repeats the call rather than losing it: make it idempotent);
  * - a `PermanentTaskError` fails the task at once (no retry);
  * - `stop()` stops taking tasks, lets running handlers finish for `graceMs`, then aborts them and
- *   puts their tasks back without counting the attempt.
+ *   puts their tasks back without counting the attempt;
+ * - `cancel(ids)` removes the waiting ones of those tasks (never a running or finished one).
  */
 
 export interface EnqueueOptions {
@@ -105,6 +106,13 @@ export interface TaskQueue {
   /** Starts this process's workers (once per queue object). */
   work(handler: TaskHandler, opts?: WorkOptions): Promise<void>;
   status(id: string): Promise<TaskStatus | undefined>;
+  /**
+   * Removes the waiting tasks among `ids` (due, or waiting for a retry): they never run, and
+   * `status` no longer knows them. A running task is left to its handler (which must see the
+   * cancellation itself: the runner reads the job's state) and a finished one stays as it is.
+   * Returns how many were removed. Used by `POST /api/jobs/:id/cancel` (src/jobs/manage.ts).
+   */
+  cancel(ids: readonly string[]): Promise<number>;
   /**
    * Stops taking tasks; running handlers get `graceMs` (default: the lease) to finish, then are
    * aborted and their tasks released. `abandon: true` stops dead instead, as a crash would

@@ -47,6 +47,11 @@ export const suiteRequestFields = {
     .optional()
     .describe("codec level: fast (default for jobs), balanced or max; the price is the same"),
   email: controlFree(z.email().max(254)).optional().describe("optional: where a receipt or job notice may be sent"),
+  callback_url: controlFree(z.string().min(1).max(2048))
+    .optional()
+    .describe(
+      'optional: an https URL the job\'s events (job.done, job.failed, job.cancelled, job.expired) are POSTed to, signed per Standard Webhooks with the `webhook_secret` returned with the job (docs/suite.md "Webhooks"). Its host must resolve only to public addresses: otherwise 400 callback_url_refused',
+    ),
 };
 
 export const suiteRequestSchema = z.object(suiteRequestFields);
@@ -112,5 +117,6 @@ export const quoteViewSchema = z.object({
   }),
   pay: z.object({ x402: z.string(), card: z.string() }),
   pricing_model: z.string(),
+  callback_url: z.string().nullable().optional().describe("where the job's signed events will be POSTed; null: none"),
 });
 export type QuoteView = z.infer<typeof quoteViewSchema>;

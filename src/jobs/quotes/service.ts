@@ -6,6 +6,7 @@ import type { Database } from "../../db/schema.js";
 import { clientIpHash, dayOf } from "../../http/client-ip.js";
 import { Problem } from "../../http/problem.js";
 import { VERSIONS } from "../../versions.js";
+import { checkCallbackUrl } from "../../webhooks/targets.js";
 import { FREE_CAP_BYTES, MAX_JOB_BYTES_NUMBER, type PriceTier, priceJob, usdOfUnits } from "../pricing.js";
 import { jobStore } from "../store.js";
 import type { QuoteRow } from "../tables.js";
@@ -36,6 +37,12 @@ export interface QuoteOptions {
   anonFreeBytesPerDay?: bigint | number;
   /** key of the client IP hash (default: a random key of this process) */
   ipKey?: string;
+  /**
+   * Checks a request's callback_url (https, public addresses: src/webhooks/targets.ts) and answers
+   * its normalized form, or throws 400 callback_url_refused. Default: the strict check with the
+   * system resolver.
+   */
+  checkCallback?: (url: string) => Promise<string>;
 }
 
 /** Default anonymous allowance: 1 GB (10^9 bytes) per IP per UTC day. */
@@ -113,6 +120,7 @@ export class QuoteService {
    */
   async quote(input: SuiteRequest, identity: { id: string } | null, client?: QuoteClient): Promise<QuoteView> {
     checkRequest(input);
+    const callbackUrl = input.callback_url === undefined ? null : await this.checkCallback(input.callback_url);
     const level: Level = input.level ?? DEFAULT_SUITE_LEVEL;
     const ipHash = this.ipHash(client);
     const remaining = await this.callerFreeRemaining(identity?.id ?? null, ipHash, this.db);
@@ -133,6 +141,7 @@ export class QuoteService {
       identity_id: identity?.id ?? null,
       client_ip_hash: ipHash,
       email: input.email ?? null,
+      callback_url: callbackUrl,
       state: "open",
       job_id: null,
       created_at: at.toISOString(),
@@ -140,6 +149,29 @@ export class QuoteService {
     };
     await jobStore.insertQuote(this.db, row);
     return this.view(row, identity ? remaining : null);
+  }
+
+  /** A request's callback URL, checked: its normalized form (400 callback_url_refused). */
+  checkCallback(url: string): Promise<string> {
+    return this.options.checkCallback
+      ? this.options.checkCallback(url)
+      : checkCallbackUrl(url, { allowPrivate: false });
+  }
+
+  /**
+   * POST /api/ppp-checkout with a callback_url: the open quote takes it (checked first); a quote
+   * already paid keeps its own (409 `quote_mismatch` when they differ).
+   */
+  async setCallback(quote: QuoteRow, url: string, db: Executor = this.db): Promise<QuoteRow> {
+    const checked = await this.checkCallback(url);
+    if ((quote.callback_url ?? null) === checked) return quote;
+    if (quote.state === "open" && (await quoteStore.setCallback(db, quote.id, checked))) {
+      return { ...quote, callback_url: checked };
+    }
+    throw new Problem(409, "quote_mismatch", `Quote ${quote.id} was paid with another callback_url.`, {
+      quote_id: quote.id,
+      fields: ["callback_url"],
+    });
   }
 
   /** A quote by id (404 `quote_not_found`); an open quote past its expiry is marked expired first. */
@@ -187,6 +219,7 @@ export class QuoteService {
       op: request.op,
       level: request.level ?? DEFAULT_SUITE_LEVEL,
       bytes: request.bytes,
+      callback_url: normalUrl(request.callback_url),
     };
     const quoted = {
       product: quote.product,
@@ -194,6 +227,7 @@ export class QuoteService {
       op: quote.op,
       level: quote.level,
       bytes: n(quote.bytes),
+      callback_url: quote.callback_url ?? null,
     };
     const differ = (Object.keys(asked) as (keyof typeof asked)[]).filter((k) => asked[k] !== quoted[k]);
     if (differ.length > 0) {
@@ -263,7 +297,20 @@ export class QuoteService {
       },
       pay: { x402: PAY_X402, card: PAY_CARD },
       pricing_model: VERSIONS.suitePricingModel,
+      callback_url: row.callback_url ?? null,
     };
+  }
+}
+
+/** A callback URL as stored (URL-normalized); null when absent or not a URL. */
+export function normalUrl(url: string | undefined | null): string | null {
+  if (url === undefined || url === null) return null;
+  try {
+    const u = new URL(url);
+    u.hash = "";
+    return u.href;
+  } catch {
+    return null;
   }
 }
 

@@ -8,9 +8,10 @@ import {
   S3ServiceException,
 } from "@aws-sdk/client-s3";
 import { Upload } from "@aws-sdk/lib-storage";
+import { getSignedUrl } from "@aws-sdk/s3-request-presigner";
 import type { S3Settings } from "../../config.js";
 import { CappedBody, checkKey } from "./cap.js";
-import { type ObjectStore, ObjectTooLarge } from "./types.js";
+import { type LinkOptions, type ObjectStore, ObjectTooLarge, type StoredPart } from "./types.js";
 
 const MiB = 1024 * 1024;
 /** Smallest part: 8 MiB (S3's minimum is 5 MiB). */
@@ -124,6 +125,62 @@ export class S3ObjectStore implements ObjectStore {
       }
       token = page.IsTruncated ? page.NextContinuationToken : undefined;
     } while (token);
+  }
+
+  /**
+   * A presigned GetObject URL (SigV4 in the query: the signature covers the bucket, the key and
+   * X-Amz-Expires, so a link cannot be turned into another object's or made to last longer).
+   * Several parts: joined into `opts.combined` first (see `combine`), once; later calls presign it.
+   */
+  async linkTo(parts: readonly StoredPart[], opts: LinkOptions): Promise<string> {
+    const single = parts.length === 1 ? parts[0] : undefined;
+    const key = single ? single.key : opts.combined;
+    checkKey(key);
+    if (!single) {
+      const total = parts.reduce((n, p) => n + p.bytes, 0);
+      if ((await this.size(key)) !== total) await this.combineOnce(key, parts, opts.sha256 ?? undefined);
+    }
+    return getSignedUrl(this.client, new GetObjectCommand({ Bucket: this.bucket, Key: key }), {
+      expiresIn: opts.expiresInSeconds,
+      ...(opts.now ? { signingDate: opts.now } : {}),
+    });
+  }
+
+  /** joins under way in this process, by key: concurrent first links wait for the same one */
+  private readonly combining = new Map<string, Promise<void>>();
+
+  private combineOnce(key: string, parts: readonly StoredPart[], sha256: string | undefined): Promise<void> {
+    let running = this.combining.get(key);
+    if (!running) {
+      running = this.combine(key, parts, sha256).finally(() => this.combining.delete(key));
+      this.combining.set(key, running);
+    }
+    return running;
+  }
+
+  /**
+   * Writes the parts, in order, as one object: read part by part (ranged GetObject streams) into a
+   * multipart Upload (bounded memory: UPLOAD_QUEUE parts of partSizeFor(total)). The object appears
+   * only once complete (S3 semantics), so a reader never gets half of it. Not UploadPartCopy:
+   * S3 needs every copied part but the last to be at least 5 MiB (a segment's output of
+   * compressible data is often smaller), and s3rver, the S3 of the tests, does not implement it.
+   */
+  private async combine(key: string, parts: readonly StoredPart[], sha256: string | undefined): Promise<void> {
+    const total = parts.reduce((n, p) => n + p.bytes, 0);
+    const self = this;
+    const joined = Readable.from(
+      (async function* () {
+        for (const part of parts) if (part.bytes > 0) yield* await self.get(part.key);
+      })(),
+      { objectMode: false },
+    );
+    const put = await this.put(key, joined, { maxBytes: total });
+    if (put.bytes !== total || (sha256 !== undefined && put.sha256 !== sha256)) {
+      await this.client.send(new DeleteObjectsCommand({ Bucket: this.bucket, Delete: { Objects: [{ Key: key }] } }));
+      throw new Error(
+        `joining ${parts.length} parts into ${key}: ${put.bytes} bytes (sha256 ${put.sha256}), expected ${total}${sha256 ? ` (sha256 ${sha256})` : ""}`,
+      );
+    }
   }
 
   async close(): Promise<void> {

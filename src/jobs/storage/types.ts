@@ -32,6 +32,30 @@ export interface ObjectStore {
   size(key: string): Promise<number | undefined>;
   /** Deletes every object whose key starts with `prefix`. */
   deletePrefix(prefix: string): Promise<void>;
+  /**
+   * Where the store can hand out links (S3, presigned): a GET URL, needing no credentials, for the
+   * concatenation of `parts` in order, valid `expiresInSeconds` from `now`. One part: that object.
+   * Several: one object `combined` holding them all, written on the first call (the parts streamed
+   * through this process once, checked against `sha256` when given) and reused while it exists
+   * with the expected size. Absent where the store has no URLs (files under DATA_DIR).
+   */
+  linkTo?(parts: readonly StoredPart[], opts: LinkOptions): Promise<string>;
+}
+
+/** An object and its size in bytes (a part of a job's output). */
+export interface StoredPart {
+  key: string;
+  bytes: number;
+}
+
+export interface LinkOptions {
+  /** the key that holds the parts joined, when there are several */
+  combined: string;
+  expiresInSeconds: number;
+  /** SHA-256 (hex) the joined bytes must have: a combined object that differs is deleted, and rejects */
+  sha256?: string | null;
+  /** the signing time (default: now); the URL expires `expiresInSeconds` after it */
+  now?: Date;
 }
 
 export interface PositionalReader {
@@ -60,5 +84,7 @@ export const jobKeys = {
   /** a segment's output; `gen`: the upload it was coded from (jobs.upload_gen) */
   segmentOut: (jobId: string, idx: number, gen?: string | null) =>
     `jobs/${jobId}/out/${gen ? `${gen}-` : ""}${String(idx).padStart(6, "0")}`,
+  /** the whole output as one object (several segments joined), written for a link to it (`linkTo`) */
+  output: (jobId: string) => `jobs/${jobId}/output`,
   prefix: (jobId: string) => `jobs/${jobId}/`,
 };

@@ -31,7 +31,15 @@ export interface SessionStatus {
   order: OrderView | null;
   access_url: string | null;
   /** A paid suite quote's job: its id, token and where to upload (null for products). */
-  job: { job_id: string; job_token: string; status_url: string; upload_url: string; output_url: string } | null;
+  job: {
+    job_id: string;
+    job_token: string;
+    status_url: string;
+    upload_url: string;
+    output_url: string;
+    /** with a callback_url: the job's webhook secret (whsec_…) */
+    webhook_secret?: string;
+  } | null;
   /** Why an unpaid completed session waits (bank debits settle in days). */
   pending_reason: string | null;
   /** The signed receipt of the paid order or job (null until paid). */
@@ -230,6 +238,7 @@ export class CardCheckout {
         status_url: String(v.status_url),
         upload_url: String(v.upload_url),
         output_url: String(v.output_url),
+        ...(typeof v.webhook_secret === "string" ? { webhook_secret: v.webhook_secret } : {}),
       };
       receipt = typeof v.receipt === "string" ? v.receipt : null;
     }

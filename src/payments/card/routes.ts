@@ -20,6 +20,10 @@ export const sessionStatusSchema = z.object({
       status_url: z.string(),
       upload_url: z.string(),
       output_url: z.string(),
+      webhook_secret: z
+        .string()
+        .optional()
+        .describe("with a callback_url: the secret the job's webhook events are signed with (whsec_…)"),
     })
     .nullable()
     .describe("a paid suite quote's job (null for products)"),

@@ -186,7 +186,7 @@ export function jobPanel(): string {
 <h2 id="job-h">2. Your job</h2>
 <p id="job-empty" class="muted">Start a job from a quote above, or open one you already have.</p>
 <div id="job-token-box" class="notice notice-warn" hidden>
-<p><strong>Keep this job token.</strong> It is shown once: it opens your job's upload, status and result, and we cannot show it again. This tab keeps it in its sessionStorage (gone when the tab closes); it is never put in an address or a log.</p>
+<p><strong>Keep this job token.</strong> It is shown once: it opens your job's upload, status and result, and we cannot show it again. This browser keeps it (its localStorage) so that “Your jobs” below can list the job, until you forget or delete it there; it is never put in an address or a log.</p>
 <p><label for="job-token-once">Job token</label> <input id="job-token-once" class="mono" readonly></p>
 <button type="button" id="job-token-done" class="btn-secondary">I have kept it</button>
 </div>
@@ -227,6 +227,21 @@ export function jobPanel(): string {
 <div class="field"><label for="o-token">Job token</label><input id="o-token" name="job_token" type="password" class="mono" autocomplete="off" required></div>
 <div class="card-actions"><button type="submit" class="btn-secondary">Open the job</button></div>
 </form>
+</section>`;
+}
+
+/**
+ * "Your jobs" (issue #23 item 2): the jobs this browser started or opened, listed by the script
+ * from the tokens it keeps (localStorage), each with cancel, delete, download and forget.
+ */
+export function myJobsSection(): string {
+  return `<section class="card" id="my-jobs" aria-labelledby="my-jobs-h">
+<h2 id="my-jobs-h">Your jobs</h2>
+<p class="small muted">The jobs this browser started or opened, with their state. Their tokens stay in this browser (localStorage) and go only to the API, in a header; “Forget” removes one from this list, “Delete” removes the job's data for good. A job that runs can be cancelled: it stops within seconds and the free volume it did not use returns to you.</p>
+<p id="my-jobs-empty" class="muted">No job kept in this browser yet.</p>
+<ul id="my-jobs-list" class="stack" hidden></ul>
+<div id="my-jobs-alert" class="notice notice-error" role="alert" hidden></div>
+<noscript><p class="small">This list needs JavaScript: the tokens are kept by the page's script. Without it, use the API with the job token (<code>Authorization: Bearer</code>): <code>GET /api/jobs/{id}</code>, <code>POST /api/jobs/{id}/cancel</code>, <code>DELETE /api/jobs/{id}</code> (see <a href="/openapi.yaml">OpenAPI</a>).</p></noscript>
 </section>`;
 }
 

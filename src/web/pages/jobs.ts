@@ -9,13 +9,22 @@ import { DEFAULT_SUITE_LEVEL } from "../../jobs/throughput.js";
 import { cardRailsConfigured } from "../../payments/card/rails.js";
 import type { CardService } from "../../payments/card/service.js";
 import { renderPage, sendPage } from "../layout.js";
-import { jobPanel, levelsSection, paidBody, previewSection, pricingSection, quoteForm } from "./jobs-render.js";
+import {
+  jobPanel,
+  levelsSection,
+  myJobsSection,
+  paidBody,
+  previewSection,
+  pricingSection,
+  quoteForm,
+} from "./jobs-render.js";
 
 /**
  * The suite jobs pages (issue #13):
  * - `GET /jobs`: pricing (free cap, per-GB prices), what each level costs in time, the quote form
  *   (a plain GET form gives a price preview without JavaScript; the script quotes, starts or pays,
- *   uploads with tus, watches and downloads through the JSON API), and the job panel.
+ *   uploads with tus, watches and downloads through the JSON API), the job panel, and "Your jobs"
+ *   (the jobs this browser keeps, with cancel and delete; needs the script).
  * - `GET /jobs/paid?session_id=`: where the card checkout of a quote returns: the job id and its
  *   token, shown for keeping.
  * The job token never appears in an address: the API takes it as `Authorization: Bearer`.
@@ -77,6 +86,7 @@ ${cancelled}
 ${quoteForm(q, checkout)}
 ${preview}
 ${jobPanel()}
+${myJobsSection()}
 </div>
 <div class="stack">
 ${pricingSection(config.suiteFree.anonBytesPerDay)}

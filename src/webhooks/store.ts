@@ -1,0 +1,184 @@
+import { sql } from "kysely";
+import type { Executor } from "../db/executor.js";
+import type { JobRow } from "../jobs/tables.js";
+import type { JobWebhookRow, WebhookAttemptRow, WebhookDeliveryRow } from "./tables.js";
+
+/** The webhook tables' queries (src/webhooks/tables.ts). Queries only: the rules are in service.ts. */
+
+/** An open subscription whose job has something to tell: the job's fields the events carry. */
+export type EndedSubscription = Pick<
+  JobRow,
+  | "id"
+  | "state"
+  | "bytes_in"
+  | "bytes_out"
+  | "output_sha256"
+  | "error_code"
+  | "error_detail"
+  | "finished_at"
+  | "updated_at"
+  | "expired_at"
+  | "deleted_at"
+> & { url: string };
+
+const ENDED = ["done", "failed", "cancelled"] as const;
+
+export const webhookStore = {
+  async insertSubscription(db: Executor, row: JobWebhookRow): Promise<void> {
+    await db
+      .insertInto("job_webhooks")
+      .values(row)
+      .onConflict((oc) => oc.column("job_id").doNothing())
+      .execute();
+  },
+
+  subscription(db: Executor, jobId: string): Promise<JobWebhookRow | undefined> {
+    return db.selectFrom("job_webhooks").selectAll().where("job_id", "=", jobId).executeTakeFirst();
+  },
+
+  /**
+   * Open subscriptions whose job ended without its end event recorded yet, or expired, or was
+   * deleted (those get closed by the sweep): in job id order after `after`.
+   */
+  endedSubscriptions(db: Executor, after: string, limit: number): Promise<EndedSubscription[]> {
+    return db
+      .selectFrom("job_webhooks as w")
+      .innerJoin("jobs as j", "j.id", "w.job_id")
+      .select([
+        "j.id",
+        "j.state",
+        "j.bytes_in",
+        "j.bytes_out",
+        "j.output_sha256",
+        "j.error_code",
+        "j.error_detail",
+        "j.finished_at",
+        "j.updated_at",
+        "j.expired_at",
+        "j.deleted_at",
+        "w.url",
+      ])
+      .where("w.closed_at", "is", null)
+      .where("w.job_id", ">", after)
+      .where((eb) =>
+        eb.or([
+          eb("j.expired_at", "is not", null),
+          eb("j.deleted_at", "is not", null),
+          eb.and([
+            eb("j.state", "in", [...ENDED]),
+            eb.not(
+              eb.exists(
+                eb
+                  .selectFrom("webhook_deliveries as d")
+                  .select("d.id")
+                  .whereRef("d.job_id", "=", "j.id")
+                  .where(sql<boolean>`d.event = 'job.' || j.state`),
+              ),
+            ),
+          ]),
+        ]),
+      )
+      .orderBy("w.job_id")
+      .limit(limit)
+      .execute() as Promise<EndedSubscription[]>;
+  },
+
+  /** Records an event once (unique per job and event): true when this call recorded it. */
+  async insertDelivery(db: Executor, row: WebhookDeliveryRow): Promise<boolean> {
+    const r = await db
+      .insertInto("webhook_deliveries")
+      .values(row)
+      .onConflict((oc) => oc.columns(["job_id", "event"]).doNothing())
+      .executeTakeFirst();
+    return Number(r.numInsertedOrUpdatedRows ?? 0n) > 0;
+  },
+
+  async closeSubscription(db: Executor, jobId: string, at: string): Promise<void> {
+    await db
+      .updateTable("job_webhooks")
+      .set({ closed_at: at })
+      .where("job_id", "=", jobId)
+      .where("closed_at", "is", null)
+      .execute();
+  },
+
+  /** Pending deliveries due at `now` and not held by a live lease, soonest first. */
+  async dueDeliveries(db: Executor, now: string, limit: number): Promise<string[]> {
+    const rows = await db
+      .selectFrom("webhook_deliveries")
+      .select("id")
+      .where("state", "=", "pending")
+      .where("next_attempt_at", "<=", now)
+      .where((eb) => eb.or([eb("lease_until", "is", null), eb("lease_until", "<", now)]))
+      .orderBy("next_attempt_at")
+      .limit(limit)
+      .execute();
+    return rows.map((r) => r.id);
+  },
+
+  /** Takes a due delivery for `owner` until `leaseUntil` (a conditional update): true when taken. */
+  async claim(db: Executor, id: string, owner: string, now: string, leaseUntil: string): Promise<boolean> {
+    const r = await db
+      .updateTable("webhook_deliveries")
+      .set({ lease_owner: owner, lease_until: leaseUntil, updated_at: now })
+      .where("id", "=", id)
+      .where("state", "=", "pending")
+      .where("next_attempt_at", "<=", now)
+      .where((eb) => eb.or([eb("lease_until", "is", null), eb("lease_until", "<", now)]))
+      .executeTakeFirst();
+    return Number(r.numUpdatedRows) === 1;
+  },
+
+  delivery(db: Executor, id: string): Promise<WebhookDeliveryRow | undefined> {
+    return db.selectFrom("webhook_deliveries").selectAll().where("id", "=", id).executeTakeFirst();
+  },
+
+  /**
+   * The outcome of attempt `attempt.n` by the lease holder: the delivery's new state and the
+   * attempt's row. False (nothing written) when `owner` no longer holds the delivery.
+   */
+  async recordAttempt(
+    db: Executor,
+    owner: string,
+    attempt: WebhookAttemptRow,
+    next: Pick<WebhookDeliveryRow, "state" | "next_attempt_at" | "delivered_at">,
+  ): Promise<boolean> {
+    const r = await db
+      .updateTable("webhook_deliveries")
+      .set({
+        ...next,
+        attempts: attempt.n,
+        lease_owner: null,
+        lease_until: null,
+        updated_at: attempt.at,
+      })
+      .where("id", "=", attempt.delivery_id)
+      .where("lease_owner", "=", owner)
+      .where("attempts", "=", attempt.n - 1)
+      .executeTakeFirst();
+    if (Number(r.numUpdatedRows) !== 1) return false;
+    await db.insertInto("webhook_attempts").values(attempt).execute();
+    return true;
+  },
+
+  deliveriesOf(db: Executor, jobId: string): Promise<WebhookDeliveryRow[]> {
+    return db
+      .selectFrom("webhook_deliveries")
+      .selectAll()
+      .where("job_id", "=", jobId)
+      .orderBy("created_at")
+      .orderBy("event")
+      .execute();
+  },
+
+  attemptsOf(db: Executor, deliveryIds: string[]): Promise<WebhookAttemptRow[]> {
+    if (deliveryIds.length === 0) return Promise.resolve([]);
+    return db
+      .selectFrom("webhook_attempts")
+      .selectAll()
+      .where("delivery_id", "in", deliveryIds)
+      .orderBy("delivery_id")
+      .orderBy("n")
+      .execute();
+  },
+};
