@@ -262,6 +262,13 @@ function jobScenarios(label: string, connect: () => Promise<McpClient>) {
         expect(JSON.stringify(r), tool).not.toContain(ids.job_token);
       }
       expect(problemCode(await client.call("job_download", ids))).toBe("job_not_done");
+      // a webhook target on a private address is refused over MCP as over HTTP (callback_url, issue #23 item 1)
+      const refused = await client.call("buy_suite", {
+        ...request3(100_000),
+        identity,
+        callback_url: "https://127.0.0.1/hooks",
+      });
+      expect(problemCode(refused)).toBe("callback_url_refused");
 
       const cancelled = ok(await client.call("job_cancel", ids), "job_cancel");
       expect(cancelled).toMatchObject({ job_id: ids.job_id, state: "cancelled" });

@@ -1,8 +1,10 @@
 import fs from "node:fs";
+import http from "node:http";
 import os from "node:os";
 import path from "node:path";
 import { Readable } from "node:stream";
 import type { Browser, BrowserContext, Page, Route } from "playwright-core";
+import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { decompressStream } from "../../src/codec/index.js";
 import {
@@ -52,7 +54,8 @@ describe("suite jobs in a real browser (/jobs)", () => {
 
   beforeAll(async () => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), "labphi-jobs-web-"));
-    h = await startSite();
+    // a loopback receiver for the webhook test (WEBHOOK_ALLOW_PRIVATE), polled every second
+    h = await startSite({ WEBHOOK_ALLOW_PRIVATE: "true", WEBHOOK_POLL_SECONDS: "1" });
     browser = await launchBrowser();
     ctx = await browser.newContext({ viewport: WIDTHS.desktop, acceptDownloads: true });
     ctx.on("request", (r) => urls.push(r.url()));
@@ -223,6 +226,57 @@ describe("suite jobs in a real browser (/jobs)", () => {
     await expect.poll(() => page.textContent("#quote-alert")).toContain("quote_expired");
     expect(await page.getAttribute("#quote-alert", "role")).toBe("alert");
     await page.close();
+  }, 60_000);
+
+  it("takes a webhook URL with the quote, shows the secret once, and the job's events arrive signed with it", async () => {
+    const got: { headers: http.IncomingHttpHeaders; body: string }[] = [];
+    const receiver = http.createServer((req, res) => {
+      let body = "";
+      req.on("data", (c) => {
+        body += c;
+      });
+      req.on("end", () => {
+        got.push({ headers: req.headers, body });
+        res.end();
+      });
+    });
+    await new Promise<void>((r) => receiver.listen(0, "127.0.0.1", r));
+    const port = (receiver.address() as { port: number }).port;
+    const page = await ctx.newPage();
+    try {
+      await page.goto(`${h.base}/jobs`);
+      await page.fill("#q-bytes", "30000");
+      await page.fill("#q-callback", `http://127.0.0.1:${port}/hooks`);
+      await page.click('#quote-form button[type="submit"]');
+      await page.waitForSelector("#quote-view");
+      await page.click("#start-free");
+      await page.waitForSelector("#webhook-secret");
+      const secret = ((await page.textContent("#webhook-secret code")) ?? "").trim();
+      expect(secret).toMatch(/^whsec_[A-Za-z0-9+/=]+$/);
+      await page.waitForSelector("#job-token-box:not([hidden])");
+      const token = await page.inputValue("#job-token-once");
+      const jobId = ((await page.textContent("#job-id")) ?? "").trim();
+      const cancel = await h.app.inject({
+        method: "POST",
+        url: `/api/jobs/${jobId}/cancel`,
+        headers: { authorization: `Bearer ${token}` },
+      });
+      expect(cancel.statusCode).toBe(200);
+      await expect.poll(() => got.length, { timeout: 15_000 }).toBeGreaterThan(0);
+      const [first] = got;
+      if (!first) throw new Error("no delivery");
+      const event = new Webhook(secret).verify(first.body, first.headers as Record<string, string>) as {
+        type: string;
+        data: { job_id: string };
+      };
+      expect(event).toMatchObject({ type: "job.cancelled", data: { job_id: jobId } });
+      // the secret is not part of what the page keeps
+      const kept = await page.evaluate<string>("JSON.stringify(Object.assign({}, localStorage, sessionStorage))");
+      expect(kept).not.toContain(secret);
+    } finally {
+      await page.close();
+      await new Promise((r) => receiver.close(r));
+    }
   }, 60_000);
 
   it('"Your jobs" lists the jobs this browser keeps: cancel and delete from the list, forget one that is gone (410)', async () => {

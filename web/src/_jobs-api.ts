@@ -37,6 +37,8 @@ export interface QuoteRequest {
   level: string;
   bytes: number;
   email?: string;
+  /** where the job's signed events are POSTed (docs/suite.md "Webhooks") */
+  callback_url?: string;
 }
 
 export interface JobView {
@@ -88,12 +90,16 @@ export const bearer = (job: HeldJob) => ({ Authorization: `Bearer ${job.job_toke
 export const quote = (req: QuoteRequest) => api<Quote>("/api/ppp-quote", { method: "POST", body: JSON.stringify(req) });
 
 /** Within the free cap: the job at once (POST /api/x402-suite without payment). */
-export async function startFree(req: QuoteRequest, quoteId: string): Promise<HeldJob> {
-  const r = await api<HeldJob & { amount_units: string }>("/api/x402-suite", {
+export async function startFree(req: QuoteRequest, quoteId: string): Promise<HeldJob & { webhook_secret?: string }> {
+  const r = await api<HeldJob & { amount_units: string; webhook_secret?: string }>("/api/x402-suite", {
     method: "POST",
     body: JSON.stringify({ ...req, quote_id: quoteId }),
   });
-  return { job_id: r.job_id, job_token: r.job_token };
+  return {
+    job_id: r.job_id,
+    job_token: r.job_token,
+    ...(r.webhook_secret ? { webhook_secret: r.webhook_secret } : {}),
+  };
 }
 
 /** A hosted card checkout for the quote: the browser goes there, and comes back to /jobs/paid. */

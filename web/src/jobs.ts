@@ -44,6 +44,18 @@ function el<K extends keyof HTMLElementTagNameMap>(tag: K, text?: string, cls?: 
   return node;
 }
 
+/** The webhook secret, shown once (the service returns it only with the job): to copy into the receiver. */
+function showWebhookSecret(into: HTMLElement, secret: string): void {
+  const box = el("div", undefined, "notice notice-warn");
+  box.id = "webhook-secret";
+  box.setAttribute("role", "status");
+  box.append(
+    el("p", "Webhook secret (shown once: copy it into your receiver to verify the signatures):"),
+    el("code", secret, "mono"),
+  );
+  into.append(box);
+}
+
 function hide(node: HTMLElement): void {
   node.hidden = true;
   node.textContent = "";
@@ -311,6 +323,7 @@ function jobsPage(): void {
   const request = (): QuoteRequest => {
     const data = new FormData(form);
     const email = String(data.get("email") ?? "").trim();
+    const callback = String(data.get("callback_url") ?? "").trim();
     return {
       product: String(data.get("product")),
       dataClass: String(data.get("dataClass")),
@@ -318,6 +331,7 @@ function jobsPage(): void {
       level: String(data.get("level")),
       bytes: Number(bytesInput.value),
       ...(email ? { email } : {}),
+      ...(callback ? { callback_url: callback } : {}),
     };
   };
 
@@ -403,7 +417,8 @@ function jobsPage(): void {
         try {
           const job = await startFree(req, q.quote_id);
           start.textContent = "Started";
-          openJob(job, true);
+          if (job.webhook_secret) showWebhookSecret(actions, job.webhook_secret);
+          openJob({ job_id: job.job_id, job_token: job.job_token }, true);
           $("#job-panel").scrollIntoView({ block: "start" });
         } catch (err) {
           say(quoteAlert, problemText(err), "error");

@@ -76,6 +76,10 @@ const jobBoughtSchema = z.looseObject({
   upload_tus: z.string(),
   output_url: z.string(),
   amount_units: z.string().describe("what was paid, USDC atomic units (0 within the free cap)"),
+  webhook_secret: z
+    .string()
+    .optional()
+    .describe("with a callback_url: the whsec_ secret the job's Standard Webhooks events are signed with (returned once)"),
   created: z.boolean().optional().describe("paid jobs: false when this answer repeats an already redeemed payment"),
 });
 

@@ -126,6 +126,9 @@ export function quoteForm(v: QuoteFormValues, cardCheckout: boolean): string {
 <span class="hint" id="q-bytes-hint">1 to 10^15 bytes; ${GB_NOTE}. For decompress, the decompressed size (picking the compressed file reads it from the file's headers). <output id="q-bytes-human" for="q-bytes">${v.bytes ? `= ${e(decimalBytes(v.bytes))}` : ""}</output></span></div>
 <div class="field"><label for="q-email">E-mail (optional; needed to pay by card)</label>
 <input id="q-email" name="email" type="email" maxlength="254" autocomplete="email" value="${e(v.email ?? "")}"></div>
+<div class="field"><label for="q-callback">Webhook URL (optional)</label>
+<input id="q-callback" name="callback_url" type="url" maxlength="2048" autocomplete="off" class="mono" placeholder="https://example.com/hooks/labphi" aria-describedby="q-callback-hint">
+<span class="hint" id="q-callback-hint">Where the service POSTs job.done, job.failed, job.cancelled and job.expired, signed per Standard Webhooks with a secret shown once when the job starts (https, public addresses only).</span></div>
 <div class="card-actions"><button type="submit" class="btn-primary">Get a quote</button></div>
 </form>
 <div id="quote-alert" class="notice notice-error" role="alert" hidden></div>
