@@ -79,7 +79,9 @@ const jobBoughtSchema = z.looseObject({
   webhook_secret: z
     .string()
     .optional()
-    .describe("with a callback_url: the whsec_ secret the job's Standard Webhooks events are signed with (returned once)"),
+    .describe(
+      "with a callback_url: the whsec_ secret the job's Standard Webhooks events are signed with (returned once)",
+    ),
   created: z.boolean().optional().describe("paid jobs: false when this answer repeats an already redeemed payment"),
 });
 
