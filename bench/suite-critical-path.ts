@@ -2,7 +2,7 @@
  * bench:suite's critical path (issue #23 item 6), from the worker's own log lines (src/jobs/execution.ts):
  *
  *   <ISO time> job <id> segment <i>/<n> started (attempt …)
- *   <ISO time> job <id> segment <i>/<n> done: … ; waited input <s> s, threads <s> s, writer <s> s; <u> units coded in <s> thread-s
+ *   <ISO time> job <id> segment <i>/<n> done: … ; waited input <s> s, threads <s> s, writer <s> s; <u> units coded in <s> thread-s (<s> on a CPU)
  *
  * End to end = before the coding (upload start → first segment started: the first segment's bytes
  * landing, the queue handing it to the worker) + the coding (first segment started → last segment
@@ -27,6 +27,13 @@ export interface CriticalPath {
   coding_end_s: number;
   /** the units' time on the threads, summed */
   threads_busy_s: number;
+  /**
+   * of which the threads were on a CPU (their schedstat): busy − on a CPU is the time a thread
+   * was ready to code but waited for a core (other processes, or the worker's own main thread)
+   */
+  threads_on_cpu_s: number;
+  /** units coded */
+  units: number;
   /** threads × coding_s */
   threads_capacity_s: number;
   threads_busy_share: number;
@@ -45,7 +52,7 @@ export interface CriticalPath {
 const START = /^(\S+Z) job (\S+) segment (\d+)\/\d+ started/;
 /** the waits are absent from the lines of versions before issue #23 (then only the spans are known) */
 const DONE =
-  /^(\S+Z) job (\S+) segment (\d+)\/\d+ done: (?:.*waited input ([\d.]+) s, threads ([\d.]+) s, writer ([\d.]+) s; (\d+) units coded in ([\d.]+) thread-s)?/;
+  /^(\S+Z) job (\S+) segment (\d+)\/\d+ done: (?:.*waited input ([\d.]+) s, threads ([\d.]+) s, writer ([\d.]+) s; (\d+) units coded in ([\d.]+) thread-s(?: \(([\d.]+) on a CPU\))?)?/;
 
 /**
  * `lines`: the worker's output; times in epoch milliseconds (the same clock as the log's ISO times):
@@ -61,6 +68,8 @@ export function criticalPath(
   const dones = new Map<string, number>();
   const waited = { input_s: 0, threads_s: 0, writer_s: 0 };
   let busy = 0;
+  let onCpu = 0;
+  let units = 0;
   let logged = false;
   for (const line of lines) {
     const s = START.exec(line);
@@ -76,6 +85,8 @@ export function criticalPath(
       waited.threads_s += Number(d[5] ?? 0);
       waited.writer_s += Number(d[6] ?? 0);
       busy += Number(d[8] ?? 0);
+      onCpu += Number(d[9] ?? d[8] ?? 0);
+      units += Number(d[7] ?? 0);
       if (d[8] !== undefined) logged = true;
     }
   }
@@ -94,6 +105,8 @@ export function criticalPath(
     after_coding_s: s(at.downloadEnd - last),
     coding_end_s: s(last - at.uploadStart),
     threads_busy_s: r3(busy),
+    threads_on_cpu_s: r3(onCpu),
+    units,
     threads_capacity_s: r3(capacity),
     threads_busy_share: capacity > 0 ? r3(busy / capacity) : 0,
     threads_busy_share_end_to_end: r3(busy / (threads * ((at.downloadEnd - at.uploadStart) / 1000))),

@@ -44,7 +44,12 @@
  *
  * Critical path (bench/suite-critical-path.ts, from the worker's segment log lines): upload start →
  * first segment started, the coding (its threads' busy share), last segment done → output
- * downloaded; and where the segments waited: for input, for threads, for the writer.
+ * downloaded; and where the segments waited: for input, for threads, for the writer. Per unit, the
+ * codec thread's wall time and its time on a CPU (/proc/thread-self/schedstat), against the same
+ * for the library's passes: a unit that codes slower and one whose thread waits for a core are told
+ * apart (on a shared machine the second dominates). The worker's CPU seconds by thread (main, codec
+ * threads, the rest). BENCH_SMAPS=1: the worker's resident memory by kind of mapping at its idle
+ * and at its peak (/proc/<pid>/smaps), in the JSON.
  *
  * Prints a Markdown table and writes bench/results/suite.json (suite-<size>MB.json for a size other
  * than the default 2 GB, -threads<N> for a thread count other than the default).
@@ -68,6 +73,7 @@ import { pipeline } from "node:stream/promises";
 import { Worker } from "node:worker_threads";
 import { compress, compressInCallingThread, decompressStream } from "../src/codec/index.js";
 import { prng } from "../src/engine/generators.js";
+import { threadCpuMs } from "../src/jobs/thread-cpu.js";
 import { bundleModule } from "../src/threads/bundle.mjs";
 import { criticalPath } from "./suite-critical-path.js";
 
@@ -440,6 +446,113 @@ function cpuSeconds(pid: number): number {
   }
 }
 
+/**
+ * Resident MB of a process by kind of mapping (/proc/<pid>/smaps): the node binary, other files,
+ * the main thread's malloc heap ([heap]), other threads' malloc arenas (64 MiB-aligned anonymous
+ * reservations of 64 MiB: glibc's per-thread heaps), and other anonymous memory (V8's heap pages,
+ * large blocks malloc maps on their own, stacks).
+ */
+function smapsSummary(pid: number): Record<string, number> | undefined {
+  let text: string;
+  try {
+    text = fs.readFileSync(`/proc/${pid}/smaps`, "utf8");
+  } catch {
+    return undefined;
+  }
+  const MiB = 1024 * 1024;
+  const regions: { start: number; end: number; name: string; rss: number }[] = [];
+  let cur: { start: number; end: number; name: string; rss: number } | undefined;
+  for (const line of text.split("\n")) {
+    const head = /^([0-9a-f]+)-([0-9a-f]+) \S+ \S+ \S+ \S+\s*(.*)$/.exec(line);
+    if (head) {
+      cur = {
+        start: Number.parseInt(head[1] as string, 16),
+        end: Number.parseInt(head[2] as string, 16),
+        name: head[3] ?? "",
+        rss: 0,
+      };
+      regions.push(cur);
+      continue;
+    }
+    const rss = /^Rss:\s+(\d+) kB/.exec(line);
+    if (rss && cur) cur.rss = Number(rss[1]) * 1024;
+  }
+  const out: Record<string, number> = {};
+  const add = (k: string, b: number) => {
+    out[k] = (out[k] ?? 0) + b;
+  };
+  for (let i = 0; i < regions.length; i++) {
+    const r = regions[i] as (typeof regions)[number];
+    if (r.name.includes("/node") && !r.name.includes("node_modules")) add("node binary", r.rss);
+    else if (r.name.startsWith("/")) add("other files", r.rss);
+    else if (r.name === "[heap]") add("main thread malloc heap", r.rss);
+    else if (r.name.startsWith("[")) add(r.name.replace(/:.*/, "]"), r.rss);
+    else {
+      // a glibc thread heap: 64 MiB-aligned, rw part then PROT_NONE part, 64 MiB in all
+      let end = r.end;
+      let rss = r.rss;
+      let j = i;
+      while (
+        regions[j + 1] &&
+        (regions[j + 1] as (typeof regions)[number]).start === end &&
+        !(regions[j + 1] as (typeof regions)[number]).name
+      ) {
+        j++;
+        end = (regions[j] as (typeof regions)[number]).end;
+        rss += (regions[j] as (typeof regions)[number]).rss;
+      }
+      if (r.start % (64 * MiB) === 0 && end - r.start === 64 * MiB) {
+        add("thread malloc arenas", rss);
+        add("thread malloc arenas (count)", 1);
+        i = j;
+      } else add("other anonymous", r.rss);
+    }
+  }
+  for (const k of Object.keys(out))
+    if (!k.endsWith("(count)")) out[k] = Math.round(((out[k] as number) / 1e6) * 10) / 10;
+  return out;
+}
+
+/**
+ * CPU seconds of each thread of a process (/proc/<pid>/task/<tid>/stat, utime + stime), by thread
+ * id. Node names all its threads "node", so threadKinds tells them apart by what they used.
+ */
+function threadSeconds(pid: number): Map<string, number> {
+  const out = new Map<string, number>();
+  let tids: string[] = [];
+  try {
+    tids = fs.readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return out;
+  }
+  for (const tid of tids) {
+    try {
+      const s = fs.readFileSync(`/proc/${pid}/task/${tid}/stat`, "utf8");
+      const f = s.slice(s.lastIndexOf(")") + 2).split(" ");
+      out.set(tid, (Number(f[11]) + Number(f[12])) / TICK);
+    } catch {
+      // ended meanwhile
+    }
+  }
+  return out;
+}
+
+/**
+ * The worker's CPU seconds between two threadSeconds samples: its main thread, its `threads`
+ * busiest other threads (the codec threads), and the rest together (V8's helper threads, libuv's).
+ */
+function threadKinds(pid: number, a: Map<string, number>, b: Map<string, number>, threads: number) {
+  const used = [...b].map(([tid, v]) => ({ tid, s: v - (a.get(tid) ?? 0) }));
+  const main = used.find((u) => u.tid === String(pid))?.s ?? 0;
+  const others = used.filter((u) => u.tid !== String(pid)).sort((x, y) => y.s - x.s);
+  const sum = (l: { s: number }[]) => Math.round(l.reduce((t, u) => t + u.s, 0) * 100) / 100;
+  return {
+    main: Math.round(main * 100) / 100,
+    codec_threads: sum(others.slice(0, threads)),
+    other_threads: sum(others.slice(threads)),
+  };
+}
+
 class RssSampler {
   peakRss = 0;
   peakHwm = 0;
@@ -449,10 +562,13 @@ class RssSampler {
     this.sample();
     this.timer = setInterval(() => this.sample(), 200);
   }
+  /** BENCH_SMAPS=1: where the resident memory was at the highest sample (smapsSummary) */
+  atPeak: ReturnType<typeof smapsSummary> | undefined;
   sample(): void {
     const s = procStatus(this.pid);
     if (!s) return;
     this.last = s.rss;
+    if (s.rss > this.peakRss && process.env.BENCH_SMAPS) this.atPeak = smapsSummary(this.pid) ?? this.atPeak;
     this.peakRss = Math.max(this.peakRss, s.rss);
     this.peakHwm = Math.max(this.peakHwm, s.hwm);
   }
@@ -533,27 +649,43 @@ say(`library: compress level fast, ${UNIT} B chunks one at a time, first ${fmt(m
 // warm-up (JIT, native backends)
 await compress(new Uint8Array(Buffer.from("warm up ".repeat(50_000))), { level: "fast" });
 /** One pass of the library over the first LIB_BYTES: MB/s single thread. */
-async function libraryPass(): Promise<{ bytes: number; out: number; ms: number; mb_s: number; steal_s: number }> {
+async function libraryPass(): Promise<{
+  bytes: number;
+  out: number;
+  ms: number;
+  mb_s: number;
+  steal_s: number;
+  /** MB per second of this thread's CPU time (brotli in the calling thread only; else null) */
+  cpu_mb_s: number | null;
+}> {
   const before = machineSeconds();
   let bytes = 0;
   let out = 0;
   let ms = 0;
+  let cpuMs = 0;
   for await (const chunk of chunks(LIB_BYTES, UNIT)) {
     const t = performance.now();
+    const c0 = threadCpuMs() ?? 0;
     const c = await compress(chunk, { level: "fast" });
+    cpuMs += (threadCpuMs() ?? 0) - c0;
     ms += performance.now() - t;
     bytes += chunk.length;
     out += c.length;
   }
   const steal_s = Math.round((machineSeconds().steal - before.steal) * 10) / 10;
-  return { bytes, out, ms, mb_s: mb(bytes) / (ms / 1000), steal_s };
+  // brotli on libuv's pool runs off this thread: its CPU time is not this thread's
+  const cpu_mb_s = inCallingThread && cpuMs > 0 ? mb(bytes) / (cpuMs / 1000) : null;
+  return { bytes, out, ms, mb_s: mb(bytes) / (ms / 1000), steal_s, cpu_mb_s };
 }
 // Passes before the job and one after it (the children idle): this VM's speed drifts by ±15 %
 // between minutes, and the ratio below is taken against the fastest pass (the stricter target).
 // The first pass runs brotli on libuv's pool (the library's default), the others in this thread
 // (compressInCallingThread, what the worker's threads do): the reference is the faster way.
+/** brotli runs in this thread (compressInCallingThread), so its CPU time is this thread's */
+let inCallingThread = false;
 const libPasses = [await libraryPass()];
 compressInCallingThread();
+inCallingThread = true;
 libPasses.push(await libraryPass());
 const { bytes: libIn, out: libOut } = libPasses[0] as { bytes: number; out: number };
 
@@ -562,7 +694,7 @@ const { bytes: libIn, out: libOut } = libPasses[0] as { bytes: number; out: numb
  * LIB_BYTES as a single pass): what this machine gives when that many codec threads run together,
  * for the diagnosis (the target stays library × threads).
  */
-async function parallelLibraryPass(): Promise<{ mb_s: number; per_thread: number[] }> {
+async function parallelLibraryPass(): Promise<{ mb_s: number; per_thread: number[]; cpu_mb_s: number | null }> {
   const module = await bundleModule(new URL("./suite-library-thread.ts", import.meta.url));
   if (!module) throw new Error("could not bundle bench/suite-library-thread.ts");
   const shared = new SharedArrayBuffer(LIB_BYTES);
@@ -571,9 +703,9 @@ async function parallelLibraryPass(): Promise<{ mb_s: number; per_thread: number
     Array.from(
       { length: THREADS },
       () =>
-        new Promise<{ bytes: number; ms: number }>((resolve, reject) => {
+        new Promise<{ bytes: number; ms: number; cpu?: number }>((resolve, reject) => {
           const w = new Worker(new URL(module), { workerData: { pool: shared, bytes: LIB_BYTES, unit: UNIT } });
-          w.once("message", (m: { bytes: number; ms: number }) => {
+          w.once("message", (m: { bytes: number; ms: number; cpu?: number }) => {
             resolve(m);
             void w.terminate();
           });
@@ -582,7 +714,11 @@ async function parallelLibraryPass(): Promise<{ mb_s: number; per_thread: number
     ),
   );
   const per = runs.map((r) => mb(r.bytes) / (r.ms / 1000));
-  return { mb_s: per.reduce((a, b) => a + b, 0), per_thread: per };
+  const cpuMs = runs.reduce((a, r) => a + (r.cpu ?? Number.NaN), 0);
+  const bytes = runs.reduce((a, r) => a + r.bytes, 0);
+  // per thread: MB per second of that thread's CPU time (a unit's cost, whatever the other load)
+  const cpu_mb_s = Number.isFinite(cpuMs) && cpuMs > 0 ? mb(bytes) / (cpuMs / 1000) : null;
+  return { mb_s: per.reduce((a, b) => a + b, 0), per_thread: per, cpu_mb_s };
 }
 const libParallel = await parallelLibraryPass();
 say(
@@ -627,6 +763,7 @@ const rss = { service: new RssSampler(servicePid), worker: new RssSampler(worker
 // the worker starts its codec threads when it starts taking segments: idle = with them loaded
 await sleep(1500);
 const idle = { service: procStatus(servicePid)?.rss ?? 0, worker: procStatus(workerPid)?.rss ?? 0 };
+const idleSmaps = process.env.BENCH_SMAPS ? smapsSummary(workerPid) : undefined;
 
 const cpu = () => ({
   service: cpuSeconds(servicePid),
@@ -663,6 +800,7 @@ try {
   const t0 = performance.now();
   const wall0 = Date.now(); // the worker's log lines carry wall-clock times
   const c0 = cpu();
+  const threads0 = threadSeconds(workerPid);
   // the download starts with the upload (output?follow=1): segments arrive as they are coded
   let got = 0;
   /** the output's size, known once the job is done (the followed download starts before) */
@@ -732,6 +870,9 @@ try {
     downloadEnd: wall3,
   });
   const c3 = cpu();
+  const threads3 = threadSeconds(workerPid);
+  /** the worker's CPU seconds by thread kind, upload start → output downloaded */
+  const workerThreadsCpu = threadKinds(workerPid, threads0, threads3, THREADS);
   if (got !== bytesOut || outputSha !== view.output_sha256) {
     throw new Error(`download: ${got} B sha ${outputSha}; the job says ${bytesOut} B ${view.output_sha256}`);
   }
@@ -803,6 +944,22 @@ try {
   /** issue #23 item 6: the worker within 200 MB + 20 MB per thread */
   const WORKER_LIMIT = 200e6 + 20e6 * THREADS;
   const perThread = (rss.worker.peak - idle.worker) / THREADS;
+  /**
+   * How fast one 4 MiB unit codes: in the worker's threads (wall time of the unit in its thread,
+   * and its thread's time on a CPU), against the library's passes (bench:suite's own thread; the
+   * parallel pass's threads). On a CPU, the figures compare the cost of a unit whatever else the
+   * machine runs; wall time / on a CPU shows how long a ready thread waited for a core.
+   */
+  const unitSpeed = path_
+    ? {
+        what: "MB/s of one 4 MiB unit: wall time in its thread, and that thread's time on a CPU (schedstat)",
+        worker_wall_mb_s: path_.threads_busy_s > 0 ? mb(SIZE) / path_.threads_busy_s : null,
+        worker_cpu_mb_s: path_.threads_on_cpu_s > 0 ? mb(SIZE) / path_.threads_on_cpu_s : null,
+        library_wall_mb_s: libMBs,
+        library_cpu_mb_s: Math.max(0, ...libPasses.map((p) => p.cpu_mb_s ?? 0)) || null,
+        library_threads_at_once_cpu_mb_s: libParallel.cpu_mb_s,
+      }
+    : null;
   const phases = {
     upload: { seconds: s(t0, t1), mb_s: mb(SIZE) / s(t0, t1), cpu: cpuDelta(c0, c1) },
     job: { seconds: s(t1, t2), mb_s: mb(SIZE) / s(t1, t2), cpu: cpuDelta(c1, c2) },
@@ -829,6 +986,7 @@ try {
       bytes: libIn,
       passes_mb_s: libPasses.map((p) => Math.round(p.mb_s * 100) / 100),
       passes_steal_s: libPasses.map((p) => p.steal_s),
+      passes_cpu_mb_s: libPasses.map((p) => (p.cpu_mb_s === null ? null : Math.round(p.cpu_mb_s * 100) / 100)),
       seconds: libBest.ms / 1000,
       mb_s: libMBs,
       ratio: libOut / libIn,
@@ -841,6 +999,8 @@ try {
       of_single_times_threads: libParallel.mb_s / (libMBs * THREADS),
     },
     end_to_end_vs_threads_at_once: e2eMBs / libParallel.mb_s,
+    unit_speed: unitSpeed,
+    worker_cpu_s_by_thread: workerThreadsCpu,
     phases,
     segments_done_when_upload_ended: doneAtUpload,
     critical_path: path_ ?? null,
@@ -860,7 +1020,12 @@ try {
     job_only_ratio: phases.job.mb_s / ideal,
     rss: {
       service: { idle: idle.service, peak: rss.service.peak, sampled_peak: rss.service.peakRss },
-      worker: { idle: idle.worker, peak: rss.worker.peak, sampled_peak: rss.worker.peakRss },
+      worker: {
+        idle: idle.worker,
+        peak: rss.worker.peak,
+        sampled_peak: rss.worker.peakRss,
+        ...(rss.worker.atPeak ? { at_peak_mb: rss.worker.atPeak, idle_mb: idleSmaps } : {}),
+      },
       limit: LIMIT,
       met: rss.service.peak <= LIMIT && rss.worker.peak <= LIMIT,
       worker_per_thread: {
@@ -953,6 +1118,17 @@ try {
       `| the coding waited for input / for threads / for the writer (segment-seconds) | ${fmt(p.waited.input_s, 2)} / ${fmt(p.waited.threads_s, 2)} / ${fmt(p.waited.writer_s, 2)} | |`,
     );
     console.log(`| segments started after the upload's last byte | ${fmt(100 * p.started_after_upload, 0)} % | |`);
+    console.log(
+      `| the worker's CPU s by thread, end to end | ${Object.entries(workerThreadsCpu)
+        .map(([k, v]) => `${k} ${fmt(v, 2)}`)
+        .join(", ")} | |`,
+    );
+    if (unitSpeed) {
+      const f = (x: number | null) => (x === null ? "–" : fmt(x));
+      console.log(
+        `| one unit, MB/s wall / on a CPU: worker's threads ${f(unitSpeed.worker_wall_mb_s)} / ${f(unitSpeed.worker_cpu_mb_s)}; library ${f(unitSpeed.library_wall_mb_s)} / ${f(unitSpeed.library_cpu_mb_s)} (on ${THREADS} threads at once: – / ${f(unitSpeed.library_threads_at_once_cpu_mb_s)}) | | |`,
+      );
+    }
     console.log(
       `| **threads busy over the whole end to end** (busy thread-s / (${THREADS} × ${fmt(result.end_to_end.seconds)} s)) | **${fmt(100 * p.threads_busy_share_end_to_end, 0)} %** | |`,
     );

@@ -45,16 +45,19 @@ export interface ExecutionOptions {
 }
 
 /**
- * A minor collection (scavenge) of this thread's heap, once `exposeGc` ran. A decompress segment
- * receives 4 MiB outputs from the threads and writes them; once written they are dead, but a
- * thread whose JavaScript allocates little collects rarely and V8 frees dead ArrayBuffers only at a
- * collection (after about 64 MB of them): measured, 1 GB decoded from a 4.5 KB stream peaked at
- * 316 MB in the worker. A scavenge every few records frees them (about a millisecond each).
+ * A minor collection (scavenge) of this thread's heap, once `exposeGc` ran. A segment receives its
+ * units' outputs from the threads (4 MiB per decoded record, about 1 MB per compressed unit of
+ * text) and writes them; once written they are dead, but a thread whose JavaScript allocates
+ * little collects rarely and V8 frees dead ArrayBuffers only at a collection (after about 64 MB of
+ * them): measured, 1 GB decoded from a 4.5 KB stream peaked at 316 MB in the worker. A scavenge
+ * every fourth unit frees them (about a millisecond each); with the codec threads' own scavenge
+ * after each unit, a 2-thread compress job's worker peak went from 230-252 MB (3 runs) to 208-247
+ * MB (7 runs).
  */
 let minorGc: (() => void) | undefined;
 let gcExposed = false;
 
-/** `--expose-gc` for the codec threads started after this (they scavenge after each decoded record) and this thread. */
+/** `--expose-gc` for the codec threads started after this (they scavenge after each unit) and this thread. */
 function exposeGc(): void {
   if (gcExposed) return;
   gcExposed = true;
@@ -194,6 +197,8 @@ export class SegmentExecution {
     exposeGc();
     this.piscina ??= new Piscina({
       filename: new URL("./segment-worker.mjs", import.meta.url).href,
+      // no run-time and wait-time histograms per task (nothing reads them)
+      recordTiming: false,
       minThreads: this.opts.threads,
       maxThreads: this.opts.threads,
       idleTimeout: 60_000,
@@ -208,7 +213,7 @@ export class SegmentExecution {
     seg: JobSegmentRow,
     signal: AbortSignal,
   ): Promise<{ bytes: number; sha256: string; waits: SegmentWaits }> {
-    const waits: SegmentWaits = { input: 0, threads: 0, writer: 0, units: 0, coding: 0 };
+    const waits: SegmentWaits = { input: 0, threads: 0, writer: 0, units: 0, coding: 0, cpu: 0 };
     const start = Number(seg.in_offset);
     const length = Number(seg.in_length);
     const op = job.op as SegmentOp;
@@ -218,7 +223,10 @@ export class SegmentExecution {
     // fixed units straight from the file where the store reads at positions (no chunks to copy)
     const reader = length > 0 && op !== "decompress" ? await this.store.openReader?.(key, growing) : undefined;
     const input = length > 0 && !reader ? await this.store.get(key, { start, end: start + length - 1 }, growing) : null;
-    const out = new PassThrough();
+    // each written piece is read as it was written (object mode on the readable side): in byte
+    // mode the store's reader got the buffered pieces joined into a new buffer, a copy of the whole
+    // output (78 ms of the worker's main thread per 57 MB in a CPU profile, and that much garbage)
+    const out = new PassThrough({ readableObjectMode: true, readableHighWaterMark: 4 });
     // destroyed with the segment's error before the store attached to it (a first record that
     // fails at once): the error is the put's rejection and this task's, never an uncaught event
     out.on("error", () => {});
@@ -293,8 +301,10 @@ export class SegmentExecution {
       n++;
       waits.units++;
       waits.coding += reply.ms ?? 0;
-      // decompress: the outputs of the records before were written; free them (see minorGc)
-      if (op === "decompress" && n % 4 === 0) minorGc?.();
+      waits.cpu += reply.cpu ?? reply.ms ?? 0;
+      // the outputs of the units before were written: free them (see minorGc); a decompress
+      // record's output is up to 4 MiB, a compress unit's about a quarter of its 4 MiB input
+      if (n % 4 === 0) minorGc?.();
       const back = reply.input.buffer;
       // the input's buffer is filled again only when no output is a view of it
       if (!("out" in reply && reply.out.some((p) => p.buffer === back))) this.buffers.give(back);
@@ -397,10 +407,12 @@ export interface SegmentWaits {
   units: number;
   /** the units' coding time in the threads */
   coding: number;
+  /** of which on a CPU (the rest: the thread was ready and waited for a core); = coding where unknown */
+  cpu: number;
 }
 
 /** The part of a segment's log line that `bench:suite` reads for its critical path. */
 export function waitsLine(w: SegmentWaits): string {
   const s = (ms: number) => (ms / 1000).toFixed(3);
-  return `waited input ${s(w.input)} s, threads ${s(w.threads)} s, writer ${s(w.writer)} s; ${w.units} units coded in ${s(w.coding)} thread-s`;
+  return `waited input ${s(w.input)} s, threads ${s(w.threads)} s, writer ${s(w.writer)} s; ${w.units} units coded in ${s(w.coding)} thread-s (${s(w.cpu)} on a CPU)`;
 }

@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import * as workerThreads from "node:worker_threads";
 import { keepJobsInThread } from "../codec/entropy/cm-pool.js";
 import { CodecError, compress, compressInCallingThread, decompress, isFramed, type Level } from "../codec/index.js";
+import { threadCpuMs } from "./thread-cpu.js";
 
 /**
  * One unit of a segment, coded inside a piscina worker thread (segment-worker.mjs loads this
@@ -39,6 +40,11 @@ interface Returned {
   input: Uint8Array;
   /** milliseconds the unit took in this thread (bench:suite's critical path adds them up) */
   ms?: number;
+  /**
+   * milliseconds this thread was on a CPU meanwhile (Linux: /proc/thread-self/schedstat); `ms` −
+   * `cpu` is the time it was ready but waited for a core (other processes, other threads)
+   */
+  cpu?: number;
 }
 
 /** `out`: the unit's output, to be written in order (each part owns its whole buffer) */
@@ -93,6 +99,11 @@ const sha256 = (u: Uint8Array) => createHash("sha256").update(u).digest("hex");
 async function code(task: UnitTask): Promise<{ out: Uint8Array[] } | { error: { code: string; message: string } }> {
   if (task.op === "decompress") return { out: await decodeRecord(task.input, task.maxOutputBytes) };
   const container = own(await compress(task.input, { level: task.level }));
+  // the codec's dead buffers of this unit (brotli's output pieces and their join, about 2 MB) are
+  // freed now instead of waiting for V8's external-memory trigger (about 64 MB per thread):
+  // measured with bench:suite, 2 threads, 256 MB: worker peak 208-247 MB in 7 runs instead of
+  // 230-252 in 3 (issue #23 item 6; docs/suite.md, "Many cores")
+  scavenge?.({ type: "minor" });
   if (task.op === "roundtrip") {
     // decoded the way decompressStream decodes a record (same options, same checks)
     const back = await decompress(container);
@@ -112,14 +123,20 @@ async function code(task: UnitTask): Promise<{ out: Uint8Array[] } | { error: { 
 
 export async function run(task: UnitTask): Promise<UnitReply> {
   const t0 = performance.now();
+  const c0 = threadCpuMs();
+  const times = () => {
+    const c1 = threadCpuMs();
+    return { ms: performance.now() - t0, ...(c0 !== undefined && c1 !== undefined ? { cpu: c1 - c0 } : {}) };
+  };
   try {
-    return { ...(await code(task)), input: task.input, ms: performance.now() - t0 };
+    const done = await code(task);
+    return { ...done, input: task.input, ...times() };
   } catch (err) {
     const error =
       err instanceof CodecError
         ? { code: err.code, message: err.message }
         : { code: "bug", message: err instanceof Error ? err.message : String(err) };
-    return { error, input: task.input, ms: performance.now() - t0 };
+    return { error, input: task.input, ...times() };
   }
 }
 
