@@ -5,6 +5,7 @@ import { backupCommand } from "./backup.js";
 import { benchCommand } from "./bench.js";
 import { compressCommand } from "./compress.js";
 import { decompressCommand } from "./decompress.js";
+import { doctorCommand } from "./doctor.js";
 import { mcpCommand } from "./mcp.js";
 import { profileCommand } from "./profile.js";
 import { restoreCommand } from "./restore.js";
@@ -30,4 +31,5 @@ export const COMMANDS: Command[] = [
   sandboxCommand,
   backupCommand,
   restoreCommand,
+  doctorCommand,
 ];

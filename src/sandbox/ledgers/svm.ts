@@ -142,6 +142,8 @@ export async function startLiteSvm(): Promise<SvmChain> {
       value: { blockhash: svm.latestBlockhash(), lastValidBlockHeight: Number(svm.getClock().slot) + 150 },
     }),
     getSlot: () => Number(svm.getClock().slot),
+    // the sandbox stands in for mainnet-beta (USDC at the mainnet mint), so it answers with its genesis hash
+    getGenesisHash: () => "5eykt4UsFv8P8NJdTREpY1vzqKqZKvdpKuc147dw2N9d",
     getBlockHeight: () => Number(svm.getClock().slot),
     getMinimumBalanceForRentExemption: (p) => Number(rentFor(Number(p[0]))),
     getBalance: (p) => ({ context: context(), value: Number(svm.getBalance(address(String(p[0]))) ?? 0n) }),
