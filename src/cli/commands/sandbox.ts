@@ -11,7 +11,8 @@ Starts, on this machine only and from the project's npm dependencies (nothing is
   - the service on SQLite in a fresh temporary DATA_DIR, both x402 rails settling against them,
   - a buyer wallet funded with USDC and gas on both chains,
 then prints the service URL, the buyer's sandbox-only keys and the commands that buy a SKU with
-'labphi agent' and with the stock @x402/fetch client. Ctrl-C stops everything and removes the data.
+'labphi agent' and with the stock @x402/fetch client. Ctrl-C (SIGINT) or SIGTERM, to this process or to
+the npm of \`npm run sandbox\`, stops everything (anvil included) and removes the data.
 
 Options:
   --port N   loopback port of the service (default 3402; 0 picks a free one)
@@ -40,9 +41,15 @@ Refused when NODE_ENV=production (exit code 78). Walk-through: docs/sandbox.md.`
     return new Promise<number>((resolve) => {
       let stopping = false;
       const onSignal = (signal: NodeJS.Signals) => {
+        // Ctrl-C in a terminal reaches this process twice (from the terminal, and forwarded by npm): one stop
         if (stopping) return;
         stopping = true;
         io.stderr.write(`\n${signal}: stopping the service and the ledgers …\n`);
+        // a stop that hangs (a ledger not answering) must not keep the sandbox up
+        setTimeout(() => {
+          io.stderr.write("sandbox: stopping took over 10 s; exiting (anvil is killed as this process exits)\n");
+          process.exit(1);
+        }, 10_000).unref();
         sandbox.stop().then(
           () => {
             process.off("SIGINT", onSignal);

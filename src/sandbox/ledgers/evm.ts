@@ -95,6 +95,10 @@ export async function startAnvil(opts: { chainId?: number; at?: string } = {}): 
     ["--port", String(port), "--host", "127.0.0.1", "--chain-id", String(chainId), "--accounts", "2", "--silent"],
     { stdio: ["ignore", "ignore", "pipe"] },
   );
+  // However this process ends (the sandbox's bounded stop, process.exit, an uncaught error), anvil ends with it.
+  const killOnExit = () => child.kill("SIGKILL");
+  process.once("exit", killOnExit);
+  child.once("exit", () => process.off("exit", killOnExit));
   let stderr = "";
   child.stderr?.on("data", (d) => {
     stderr += String(d);
