@@ -25,6 +25,7 @@ const EXAMPLES: Record<string, string[]> = {
   bench: ["Benchmark the codec on a 10,000-value random walk."],
   olympiad_register: ["Register me for the Great Agentic Olympiad with my entry order."],
   olympiad_vote: ["Vote yes on proposal 3."],
+  olympiad_submit: ["Submit my predictions.csv to the olympiad event craft-compression-ratio."],
   job_status: ["Is suite job j_123 finished?"],
   buy_suite: ["Compress my 2 GB log archive as a suite job (free under the cap, else pay with x402)."],
   job_upload: ["Where do I upload the input of suite job j_123?"],

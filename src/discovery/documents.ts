@@ -1,3 +1,4 @@
+import { operationIdOf } from "../http/operation-ids.js";
 import { VERSIONS } from "../versions.js";
 import { compact, type DiscoveryContext, discoveryLinks, endpoint, link, olympiadEntry } from "./context.js";
 import {
@@ -49,7 +50,12 @@ function modules(ctx: DiscoveryContext): Platform["modules"] {
       mod = { id: tag, ...info, routes: [] };
       byTag.set(tag, mod);
     }
-    mod.routes.push({ method: r.method, path: r.url, summary: r.summary ?? null });
+    mod.routes.push({
+      method: r.method,
+      path: r.url,
+      summary: r.summary ?? null,
+      operation_id: operationIdOf(r.method, r.url),
+    });
   }
   return [...byTag.values()];
 }
@@ -266,6 +272,7 @@ export function agentsJsonDocument(ctx: DiscoveryContext): AgentsJson {
           network: r.network,
           asset: r.asset,
           payTo: r.payTo,
+          amount: brief.max_amount_required,
           maxAmountRequired: brief.max_amount_required,
           decimals: r.decimals,
           configured: r.configured,

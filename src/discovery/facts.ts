@@ -121,7 +121,7 @@ export function buyExamples(ctx: DiscoveryContext, product: Product | undefined)
       title: `Ask to buy ${product.sku} (no payment yet)`,
       rail: "x402",
       curl: `curl -s -i -X POST ${url} -H 'Content-Type: application/json' -d ${body}`,
-      expect: `402 with accepts[] (maxAmountRequired "${centsToAtomic(product.amountCents)}") and a PAYMENT-REQUIRED header`,
+      expect: `402 with accepts[] (amount "${centsToAtomic(product.amountCents)}") and a PAYMENT-REQUIRED header`,
     });
     out.push({
       title: `Pay and retry for ${product.sku}`,

@@ -51,6 +51,11 @@ export const MCP_TOOLS: readonly McpToolInfo[] = [
     paid: false,
   },
   { name: "olympiad_vote", description: "Vote on an olympiad governance proposal as a participant.", paid: false },
+  {
+    name: "olympiad_submit",
+    description: "Submit a prediction file (CSV or JSON lines) to a scored olympiad event as an entered participant.",
+    paid: false,
+  },
   { name: "job_status", description: "Read a suite job's state with its job token.", paid: false },
   {
     name: "buy_suite",

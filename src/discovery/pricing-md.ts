@@ -1,4 +1,5 @@
 import { freeTermsText, priceJob, SUITE_PRICE, suitePricingRecord, usdOfUnits } from "../jobs/pricing.js";
+import { networkTitle } from "../payments/networks.js";
 import { centsToAtomic } from "../payments/x402/rails.js";
 import { VERSIONS } from "../versions.js";
 import { type DiscoveryContext, endpoint, overClientCap } from "./context.js";
@@ -12,7 +13,7 @@ export const PRICING_PATH = "/pricing.md";
 export function pricingMarkdown(ctx: DiscoveryContext): string {
   const out: string[] = [`# ${SERVICE_NAME} pricing`, ""];
   out.push(
-    `Prices in USD. Agents pay with x402 in USDC (6 decimals: 1 cent = 10,000 atomic units) on ${ctx.x402.rails.map((r) => r.network).join(" and ")}; humans pay by card or invoice. Discovery version ${VERSIONS.discovery}.`,
+    `Prices in USD. Agents pay with x402 in USDC (6 decimals: 1 cent = 10,000 atomic units) on ${ctx.x402.rails.map((r) => networkTitle(r.network)).join(" and ")}; humans pay by card or invoice. Discovery version ${VERSIONS.discovery}.`,
     "",
     "Every paid route answers 402 in two dialects at once, for the same price: x402 (`PAYMENT-REQUIRED`; pay in `PAYMENT-SIGNATURE`) and MPP (`WWW-Authenticate: Payment`, methods `evm` and `solana`, intent `charge`; pay in `Authorization: Payment <credential>`, or `Payment-Authorization` where `Authorization` carries a bearer token). One on-chain payment buys one item whichever dialect presents it.",
     "",

@@ -5,7 +5,12 @@ import { suitePricingSchema } from "../payments/matrix/schemas.js";
 
 export const linkMapSchema = z.record(z.string(), z.string()).describe("name → absolute URL (only served routes)");
 
-export const routeEntrySchema = z.object({ method: z.string(), path: z.string(), summary: z.string().nullable() });
+export const routeEntrySchema = z.object({
+  method: z.string(),
+  path: z.string(),
+  summary: z.string().nullable(),
+  operation_id: z.string().optional().describe("the operation's operationId in /openapi.yaml"),
+});
 
 export const productBriefSchema = z.object({
   sku: z.string(),
@@ -240,7 +245,8 @@ export const agentsJsonSchema = z.object({
           network: z.string(),
           asset: z.string(),
           payTo: z.string().nullable(),
-          maxAmountRequired: z.string(),
+          amount: z.string().describe("x402 amount in USDC atomic units (cents × 10,000)"),
+          maxAmountRequired: z.string().describe("the same amount under its x402 v1 name"),
           decimals: z.number().int(),
           configured: z.boolean(),
           missing: z.array(z.string()),

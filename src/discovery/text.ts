@@ -1,4 +1,5 @@
 import { formatUsd } from "../catalog/service.js";
+import { networkLabel, v1Name } from "../payments/networks.js";
 import { centsToAtomic } from "../payments/x402/rails.js";
 import { VERSIONS } from "../versions.js";
 import { abs, DISCOVERY_DOCUMENTS, type DiscoveryContext, endpoint, link, overClientCap } from "./context.js";
@@ -31,7 +32,7 @@ export function x402Notes(ctx: DiscoveryContext): string[] {
   return [
     `Agents pay with x402 (scheme exact, x402 versions ${ctx.x402.versions.join(" and ")}) on two rails: ${rails.join("; ")}.`,
     `Send the payment proof in ${h.payment.join(" or ")}; the 402 carries ${h.required} (base64 v2 requirements) and a JSON body with accepts[]; a paid answer carries ${h.response.join(" and ")}.`,
-    `Amounts are USDC atomic units as decimal strings: 6 decimals, so 1 cent = 10,000 units (maxAmountRequired = amount_cents × 10,000).`,
+    `Amounts are USDC atomic units as decimal strings: 6 decimals, so 1 cent = 10,000 units (amount = amount_cents × 10,000; the x402 v1 body repeats it as maxAmountRequired).`,
     `Stock x402 v2 clients cap a payment at $${c.default_client_cap_usd} (${c.default_client_cap_units} units) unless their operator raises it; ${c.skus_over_default_cap.length} of ${ctx.catalog.list().length} SKUs cost more.`,
   ];
 }
@@ -147,7 +148,7 @@ export function llmsFullTxt(ctx: DiscoveryContext): string {
   out.push("", "Rails:", "");
   for (const r of ctx.x402.rails) {
     out.push(
-      `- ${r.id}: network ${r.network} (CAIP-2 ${r.caip2}), asset ${r.asset}, decimals ${r.decimals}, payTo ${r.payTo ?? "(not configured)"}, configured ${r.configured}${r.configured ? "" : ` (needs ${r.missing.join(", ")})`}. ${r.note}`,
+      `- ${r.id}: network ${r.network} (${networkLabel(r.network)}; x402 v1 name ${v1Name(r.network)}), asset ${r.asset}, decimals ${r.decimals}, payTo ${r.payTo ?? "(not configured)"}, configured ${r.configured}${r.configured ? "" : ` (needs ${r.missing.join(", ")})`}. ${r.note}`,
     );
     for (const proof of r.proofs) out.push(`  - proof: ${proof}`);
   }
@@ -185,7 +186,7 @@ export function llmsFullTxt(ctx: DiscoveryContext): string {
     out.push(`- ${p.blurb}`);
     if (p.aliases.length > 0) out.push(`- Aliases: ${p.aliases.join(", ")}.`);
     out.push(
-      `- Agents: POST /api/x402-products { "sku": "${p.sku}" }, then pay maxAmountRequired "${centsToAtomic(p.amountCents)}".`,
+      `- Agents: POST /api/x402-products { "sku": "${p.sku}" }, then pay amount "${centsToAtomic(p.amountCents)}".`,
     );
     out.push(`- Humans: POST /api/checkout { "sku": "${p.sku}" }${link ? `, or the payment link ${link}` : ""}.`);
     if (overClientCap(ctx, p))

@@ -75,7 +75,7 @@ export const TOYS: readonly ToyDefinition[] = [
     name: "Atomic units primer",
     aisle: "theory",
     blurb:
-      "USDC has 6 decimals, a cent is 10,000 units, and no price here ever passes through a float. Compare amount_cents with maxAmountRequired for any SKU.",
+      "USDC has 6 decimals, a cent is 10,000 units, and no price here ever passes through a float. Compare amount_cents with the 402's amount for any SKU.",
     tags: ["x402", "money", "integers"],
     needs: ["GET /llms-full.txt"],
     links: [{ label: "llms-full.txt", path: "/llms-full.txt" }],

@@ -2,7 +2,27 @@ import fastifySwagger from "@fastify/swagger";
 import { jsonSchemaTransform, jsonSchemaTransformObject } from "fastify-type-provider-zod";
 import type { Config } from "../config.js";
 import { VERSIONS } from "../versions.js";
+import { operationIdOf } from "./operation-ids.js";
 import type { App } from "./types.js";
+
+const HTTP_METHODS = new Set(["get", "put", "post", "delete", "options", "head", "patch", "trace"]);
+
+/**
+ * Gives every operation its `operationId` (src/http/operation-ids.ts). Done on the whole document,
+ * per method and path: a route serving several methods shares one operation object, so each method
+ * gets its own copy with its own id.
+ */
+export function withOperationIds<T>(doc: T): T {
+  const paths = (doc as { paths?: Record<string, Record<string, unknown>> }).paths ?? {};
+  for (const [path, item] of Object.entries(paths)) {
+    for (const [method, op] of Object.entries(item)) {
+      if (!HTTP_METHODS.has(method) || !op || typeof op !== "object") continue;
+      const { operationId: _schemaId, ...rest } = op as Record<string, unknown>;
+      item[method] = { operationId: operationIdOf(method, path), ...rest };
+    }
+  }
+  return doc;
+}
 
 /**
  * OpenAPI 3.1 generated from the routes' own zod schemas. Registered before any
@@ -44,6 +64,6 @@ export async function registerOpenApi(app: App, config: Config): Promise<void> {
       },
     },
     transform: jsonSchemaTransform,
-    transformObject: jsonSchemaTransformObject,
+    transformObject: (documentObject) => withOperationIds(jsonSchemaTransformObject(documentObject)),
   });
 }

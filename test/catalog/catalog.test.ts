@@ -90,7 +90,7 @@ describe("GET /api/x402-products", () => {
     expect(body.payment_rails).toEqual([
       {
         scheme: "exact",
-        network: "solana-mainnet-beta",
+        network: "solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp",
         asset: "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v",
         payTo: null,
         decimals: 6,

@@ -28,6 +28,7 @@ const TOOL_NAMES = [
   "bench",
   "olympiad_register",
   "olympiad_vote",
+  "olympiad_submit",
   "job_status",
   "buy_suite",
   "job_upload",
@@ -118,7 +119,7 @@ describe("agent surfaces: A2A card, MCP card, pricing.md, Markdown answers, empt
         x402Version: 2,
         request_meta: "x402/payment",
         response_meta: "x402/payment-response",
-        networks: ["solana-mainnet-beta", "eip155:8453"],
+        networks: ["solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp", "eip155:8453"],
         paid_tools: ["buy", "buy_suite"],
       },
     });
@@ -324,7 +325,8 @@ describe("agent surfaces: A2A card, MCP card, pricing.md, Markdown answers, empt
         expect(res.statusCode, res.body).toBe(402);
         const body = res.json();
         expect(body.code).toBe("payment_required");
-        expect(body.accepts.map((a: { network: string }) => a.network)).toEqual(["solana-mainnet-beta", "eip155:8453"]);
+        // x402 v1 body: v1 network names (the PAYMENT-REQUIRED header carries the CAIP-2 ids)
+        expect(body.accepts.map((a: { network: string }) => a.network)).toEqual(["solana", "base"]);
         for (const a of body.accepts) {
           expect(a).toMatchObject({ scheme: "exact", maxAmountRequired: "50000", resource: `${BASE}/api/x402-suite` });
         }

@@ -139,7 +139,7 @@ describe.each(ENGINES)("discovery documents (%s)", (engine) => {
       note: expect.any(String),
     });
     expect(a.rails.agent.rails.map((r: { network: string }) => r.network)).toEqual([
-      "solana-mainnet-beta",
+      "solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp",
       "eip155:8453",
     ]);
     expect(a.rails.agent.caps).toMatchObject({ default_client_cap_usd: "1.00", default_client_cap_units: "1000000" });
@@ -171,9 +171,13 @@ describe.each(ENGINES)("discovery documents (%s)", (engine) => {
     expect(j.skus.map((s: { sku: string }) => s.sku)).toEqual(catalog.skus());
     for (const s of j.skus) {
       const p = catalog.resolve(s.sku);
-      expect(s.requirements.map((r: { network: string }) => r.network)).toEqual(["solana-mainnet-beta", "eip155:8453"]);
+      expect(s.requirements.map((r: { network: string }) => r.network)).toEqual([
+        "solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp",
+        "eip155:8453",
+      ]);
       for (const r of s.requirements) {
         expect(r.maxAmountRequired).toBe((BigInt(p.amountCents) * 10_000n).toString());
+        expect(r.amount).toBe(r.maxAmountRequired);
         expect(r).toMatchObject({ scheme: "exact", decimals: 6, configured: true });
       }
       expect(s.over_default_client_cap).toBe(p.amountCents > 100);
@@ -212,7 +216,8 @@ describe.each(ENGINES)("discovery documents (%s)", (engine) => {
     }
     expect(body).toContain("1 cent = 10,000 units");
     expect(body).toMatch(/cap a payment at \$1\.00 \(1000000 units\)/);
-    expect(body).toContain("solana-mainnet-beta");
+    expect(body).toContain("solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp");
+    expect(body).not.toContain("solana-mainnet-beta");
     expect(body).toContain("eip155:8453");
     expect(body).toContain(`[agents.json](${BASE}/agents.json)`);
     for (const p of new Catalog().list())
@@ -277,7 +282,7 @@ describe.each(ENGINES)("discovery documents (%s)", (engine) => {
     const w = (await get(t, "/api/welcome")).json();
     expect(w.if_you_are_agent).toMatchObject({
       payment_header: "X-PAYMENT",
-      networks: ["solana-mainnet-beta", "eip155:8453"],
+      networks: ["solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp", "eip155:8453"],
     });
     expect(w.if_you_are_agent.links.start_here).toBe(`${BASE}/api/agent`);
     expect(w.if_you_are_human.links.payments).toBe(`${BASE}/api/payments`);

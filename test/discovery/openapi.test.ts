@@ -94,7 +94,13 @@ describe("OpenAPI description", () => {
 
   it("its description states both rails, the header names, atomic units and the default client cap", () => {
     const text = doc.info.description ?? "";
-    for (const word of ["solana-mainnet-beta", "eip155:8453", "X-PAYMENT", "PAYMENT-SIGNATURE", "PAYMENT-REQUIRED"]) {
+    for (const word of [
+      "solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp",
+      "eip155:8453",
+      "X-PAYMENT",
+      "PAYMENT-SIGNATURE",
+      "PAYMENT-REQUIRED",
+    ]) {
       expect(text).toContain(word);
     }
     expect(text).toContain("1 cent = 10,000 units");
@@ -119,7 +125,7 @@ describe("OpenAPI description", () => {
       price: { mode: "range", currency: "USD", min: "1.00", max: "699.00" },
     });
     const x402 = buy?.["x-x402"] as { rails: { network: string }[]; headers: { payment: string[] } };
-    expect(x402.rails.map((r) => r.network)).toEqual(["solana-mainnet-beta", "eip155:8453"]);
+    expect(x402.rails.map((r) => r.network)).toEqual(["solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp", "eip155:8453"]);
     expect(x402.headers.payment).toEqual(["X-PAYMENT", "PAYMENT-SIGNATURE"]);
     expect(Object.keys(buy?.responses as object)).toContain("402");
   });
@@ -152,9 +158,9 @@ describe("OpenAPI description", () => {
     };
     const products = doc.paths["/api/x402-products"]?.post?.["x-payment-info"] as Info;
     expect(products).toMatchObject({ protocol: "x402", x402Version: 2, scheme: "exact" });
-    expect(products.networks).toEqual(["solana-mainnet-beta", "eip155:8453"]);
+    expect(products.networks).toEqual(["solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp", "eip155:8453"]);
     expect(products.rails.map((r) => [r.network, r.asset, r.payTo, r.scheme])).toEqual([
-      ["solana-mainnet-beta", "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v", null, "exact"],
+      ["solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp", "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v", null, "exact"],
       [
         "eip155:8453",
         "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913",

@@ -117,6 +117,7 @@ export const TOOLS = [
   "job_status",
   "job_upload",
   "olympiad_register",
+  "olympiad_submit",
   "olympiad_vote",
   "payments",
   "profile",

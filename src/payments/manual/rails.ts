@@ -1,4 +1,5 @@
 import type { Config } from "../../config.js";
+import { BITCOIN_MAINNET, baseCaip2, SOLANA_MAINNET } from "../networks.js";
 import { railReadiness } from "../readiness.js";
 
 export type ManualRailId = "crypto_manual_solana" | "crypto_manual_evm" | "crypto_manual_btc" | "wire_invoice_ach";
@@ -56,7 +57,7 @@ export function manualRails(config: Config): ManualRail[] {
       claim_endpoint: "POST /api/claims",
       claim: mailto(config, "Solana claim"),
       pay_to: config.payTo.solana ?? null,
-      network: "solana-mainnet-beta",
+      network: SOLANA_MAINNET,
       asset_hint: `USDC (mint ${config.usdc.solana}) or SOL at the USD-equivalent`,
       terms: null,
     },
@@ -70,7 +71,7 @@ export function manualRails(config: Config): ManualRail[] {
       claim_endpoint: "POST /api/claims",
       claim: mailto(config, "EVM claim"),
       pay_to: config.payTo.base ?? null,
-      network: `eip155:${config.x402.baseChainId}`,
+      network: baseCaip2(config.x402.baseChainId),
       asset_hint: `USDC (${config.usdc.base} on Base) or ETH at the USD-equivalent`,
       terms: null,
     },
@@ -84,7 +85,7 @@ export function manualRails(config: Config): ManualRail[] {
       claim_endpoint: "POST /api/claims",
       claim: mailto(config, "BTC claim"),
       pay_to: config.payTo.btc ?? null,
-      network: "bitcoin",
+      network: BITCOIN_MAINNET,
       asset_hint: "BTC at the USD-equivalent",
       terms: null,
     },

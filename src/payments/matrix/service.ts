@@ -260,7 +260,7 @@ function rails(deps: MatrixDeps, flags: Flags, product: Product | undefined): Pa
       note: `Agents pay with x402 (scheme exact, ${rail.decimals} decimals: 1 cent = 10,000 atomic units). Send the proof in ${X402_HEADERS.paymentV1} or ${X402_HEADERS.paymentV2}; the 402 also carries ${X402_HEADERS.required} and success carries ${X402_HEADERS.responseV2} / ${X402_HEADERS.responseV1}. Stock x402 v2 clients cap a payment at $1 unless their operator raises it. Settles on chain.`,
       how: [
         `${requestText("POST", "/api/x402-products", { sku: skuBody })} without a payment header → 402 with accepts[] (one entry per configured rail).`,
-        `Pay exactly maxAmountRequired${product ? ` (${centsToAtomic(product.amountCents)} units = ${product.amountUsd} USD)` : ""} of asset to payTo on ${rail.network}.`,
+        `Pay exactly amount${product ? ` (${centsToAtomic(product.amountCents)} units = ${product.amountUsd} USD)` : ""} of asset to payTo on ${rail.network}.`,
         `Repeat the request with the proof in ${X402_HEADERS.paymentV1} (or ${X402_HEADERS.paymentV2}) → 200 { order_id, access_url }.`,
       ],
       endpoints: endpoints(rail.id),

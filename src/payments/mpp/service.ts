@@ -4,6 +4,7 @@ import { z } from "zod";
 import type { Config } from "../../config.js";
 import { badRequest, Problem } from "../../http/problem.js";
 import type { PricedItem } from "../../orders/priced-item.js";
+import { solanaCluster } from "../networks.js";
 import type { ParsedProof } from "../x402/proof.js";
 import { MAX_TIMEOUT_SECONDS, USDC_DECIMALS } from "../x402/rails.js";
 import { configuredRails } from "../x402/requirements.js";
@@ -128,7 +129,11 @@ export class MppService {
     return {
       amount: item.amountUnits,
       currency: rail.asset,
-      methodDetails: { decimals: USDC_DECIMALS, network: "mainnet-beta", tokenProgram: TOKEN_PROGRAM },
+      methodDetails: {
+        decimals: USDC_DECIMALS,
+        network: solanaCluster(rail.network) ?? "mainnet-beta",
+        tokenProgram: TOKEN_PROGRAM,
+      },
       recipient: rail.payTo,
     };
   }

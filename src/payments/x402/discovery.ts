@@ -29,7 +29,7 @@ export const PAID_OPERATIONS = [
 ] as const;
 
 export const ATOMIC_UNITS_NOTE =
-  'Amounts (`maxAmountRequired` in the 402 body, `amount` in PAYMENT-REQUIRED) are USDC atomic units as decimal strings: USDC has 6 decimals on Base and Solana, so 1 cent = 10,000 units and 1.00 USD = "1000000". Never floats.';
+  'Amounts (`amount` in the 402 body and in PAYMENT-REQUIRED; the v1 body repeats it as `maxAmountRequired`) are USDC atomic units as decimal strings: USDC has 6 decimals on Base and Solana, so 1 cent = 10,000 units and 1.00 USD = "1000000". Never floats.';
 
 /** The default per-payment cap of stock x402 v2 clients, read from @x402/core (e.g. "$1"). */
 export const STOCK_CLIENT_CAP = String(DEFAULT_MAX_AMOUNT_PER_PAYMENT);
@@ -134,7 +134,7 @@ export function x402Discovery(
     })),
     flow: [
       "POST /api/x402-products { sku } without a payment header → 402 with accepts[] (one entry per configured rail) and PAYMENT-REQUIRED.",
-      "Pick one entry and pay exactly maxAmountRequired of its asset to its payTo (x402 exact).",
+      "Pick one entry and pay exactly amount of its asset to its payTo (x402 exact).",
       "Repeat the same request with the proof in PAYMENT-SIGNATURE or X-PAYMENT → 200 { order_id, access_url, … } once settled on chain; 202 + Retry-After while settlement is pending (retry the SAME proof, do not pay again).",
       "Send a payment identifier with the proof (the payment-identifier extension advertised in PAYMENT-REQUIRED, or an Idempotency-Key header) and keep it: a retry with the same one gets the order; without it a settled proof gets 409 and no order data, because everything in a settled proof is public on chain.",
       "Lost the answer? POST /api/orders/recover/challenge { chain, address }, sign the returned message with the paying wallet, POST /api/orders/recover { nonce, signature } → that wallet's orders.",

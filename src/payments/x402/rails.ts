@@ -1,4 +1,5 @@
 import type { Config } from "../../config.js";
+import { baseCaip2, networkNames, SOLANA_MAINNET } from "../networks.js";
 import { railReadiness } from "../readiness.js";
 
 /** USDC has 6 decimals on both rails: 1 cent = 10,000 atomic units. */
@@ -10,7 +11,7 @@ export function centsToAtomic(cents: number): string {
   return (BigInt(cents) * UNITS_PER_CENT).toString();
 }
 
-export const SOLANA_MAINNET_CAIP2 = "solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp";
+export const SOLANA_MAINNET_CAIP2 = SOLANA_MAINNET;
 
 export type X402RailId = "x402_solana_usdc" | "x402_base_usdc";
 
@@ -18,9 +19,9 @@ export type X402RailId = "x402_solana_usdc" | "x402_base_usdc";
 export interface X402Rail {
   id: X402RailId;
   chain: "solana" | "base";
-  /** Spec network name shown in bodies: `solana-mainnet-beta` or `eip155:8453`. */
+  /** CAIP-2 id shown in every body and document (src/payments/networks.ts); v1 bodies use `v1Name(network)`. */
   network: string;
-  /** CAIP-2 id used in the v2 PAYMENT-REQUIRED header. */
+  /** The same CAIP-2 id (kept as its own field: older clients read it). */
   caip2: string;
   asset: string;
   payTo: string | undefined;
@@ -41,8 +42,8 @@ export function x402Rails(config: Config): X402Rail[] {
     {
       id: "x402_solana_usdc",
       chain: "solana",
-      network: "solana-mainnet-beta",
-      caip2: SOLANA_MAINNET_CAIP2,
+      network: SOLANA_MAINNET,
+      caip2: SOLANA_MAINNET,
       asset: config.usdc.solana,
       payTo: config.payTo.solana,
       decimals: USDC_DECIMALS,
@@ -52,8 +53,8 @@ export function x402Rails(config: Config): X402Rail[] {
     {
       id: "x402_base_usdc",
       chain: "base",
-      network: `eip155:${config.x402.baseChainId}`,
-      caip2: `eip155:${config.x402.baseChainId}`,
+      network: baseCaip2(config.x402.baseChainId),
+      caip2: baseCaip2(config.x402.baseChainId),
       asset: config.usdc.base,
       payTo: config.payTo.base,
       decimals: USDC_DECIMALS,
@@ -83,10 +84,10 @@ export const CLIENT_COMPAT =
 /** EIP-712 domain of USDC on Base mainnet (`name()`/`version()`; Base Sepolia says "USDC", which never verifies on mainnet). */
 export const BASE_USDC_EIP712 = { name: "USD Coin", version: "2" } as const;
 
-/** v1 network names, CAIP-2 ids and the spec's names that identify each rail inbound. */
-export const SOLANA_NETWORK_NAMES = ["solana-mainnet-beta", "solana", SOLANA_MAINNET_CAIP2] as const;
+/** CAIP-2 ids, v1 names and older names that identify each rail inbound (src/payments/networks.ts). */
+export const SOLANA_NETWORK_NAMES: readonly string[] = networkNames(SOLANA_MAINNET);
 export function baseNetworkNames(chainId: number): string[] {
-  return chainId === 8453 ? ["eip155:8453", "base"] : [`eip155:${chainId}`];
+  return networkNames(baseCaip2(chainId));
 }
 
 /** How long a client's authorization may live (seconds), advertised as maxTimeoutSeconds. */

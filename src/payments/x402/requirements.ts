@@ -1,5 +1,6 @@
 import { getBase58Decoder, getBase58Encoder } from "@solana/kit";
 import type { Config } from "../../config.js";
+import { v1Name } from "../networks.js";
 import { BASE_USDC_EIP712, MAX_TIMEOUT_SECONDS, type X402Rail, x402Rails } from "./rails.js";
 
 /**
@@ -14,6 +15,7 @@ export const NO_FEE_PAYER_NOTE =
 /** The spec / v1 `accepts[]` entry. */
 export interface AcceptEntry {
   scheme: "exact";
+  /** The x402 v1 name (`base`, `solana`, …: this body says `x402Version: 1`); src/payments/networks.ts. */
   network: string;
   maxAmountRequired: string;
   amount: string;
@@ -78,7 +80,7 @@ export function acceptEntry(
   const amount = item.amountUnits;
   return {
     scheme: "exact",
-    network: rail.network,
+    network: v1Name(rail.network),
     maxAmountRequired: amount,
     amount,
     asset: rail.asset,

@@ -6,14 +6,16 @@ import { controlFree, plainText } from "../../http/text.js";
 import type { App } from "../../http/types.js";
 import { productItem } from "../../orders/priced-item.js";
 import { PaymentEdge } from "../mpp/http.js";
+import { networkLabel, SOLANA_MAINNET } from "../networks.js";
 import { ATOMIC_UNITS_NOTE, CLIENT_CAP_NOTE, PAID_OPERATIONS } from "./discovery.js";
+import { x402Rails } from "./rails.js";
 import { NO_FEE_PAYER_NOTE } from "./requirements.js";
 import type { PurchaseRequest, X402Service } from "./service.js";
 
 const acceptSchema = z
   .object({
     scheme: z.literal("exact"),
-    network: z.string(),
+    network: z.string().describe("x402 v1 network name (`base`, `solana`, …); the v2 header carries the CAIP-2 id"),
     maxAmountRequired: z.string().describe("atomic USDC units (6 decimals), decimal string"),
     amount: z.string(),
     asset: z.string(),
@@ -80,7 +82,7 @@ export function x402PaymentInfo(config: Config) {
       challenge: "PAYMENT-REQUIRED",
       response: ["PAYMENT-RESPONSE", "X-PAYMENT-RESPONSE"],
     },
-    rails: ["eip155:8453 (Base USDC)", "solana-mainnet-beta (Solana USDC)"],
+    rails: x402Rails(config).map((r) => `${r.network} (${networkLabel(r.network)} USDC)`),
     units: ATOMIC_UNITS_NOTE,
     client_cap: CLIENT_CAP_NOTE,
   };
@@ -196,7 +198,7 @@ export function x402Routes(app: App, deps: { x402: X402Service; config: Config; 
           "",
           ...ops.map((op) => `- \`${op.method} ${op.path}\` — ${op.summary} Body: ${op.body}. Pricing: ${op.pricing}.`),
           "",
-          "Rails: USDC on Base (`eip155:8453`, EIP-3009 `exact`, or the hash of a confirmed USDC transfer) and USDC on Solana (`solana-mainnet-beta` / `solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp`, a serialized TransferChecked transaction).",
+          `Rails: USDC on Base (\`${x402Rails(config).find((r) => r.chain === "base")?.network}\`, EIP-3009 \`exact\`, or the hash of a confirmed USDC transfer) and USDC on Solana (\`${SOLANA_MAINNET}\`, a serialized TransferChecked transaction). Networks are CAIP-2 ids; an x402 v1 body names them \`base\` and \`solana\`.`,
           "Send the proof in `PAYMENT-SIGNATURE` (v2) or `X-PAYMENT` (v1/v2); the 402 carries `PAYMENT-REQUIRED`, success carries `PAYMENT-RESPONSE` and `X-PAYMENT-RESPONSE`.",
           x402.settlement.feePayer()
             ? `Solana: partially sign for our fee payer ${x402.settlement.feePayer()} (extra.feePayer), or sign fully.`

@@ -107,7 +107,7 @@ describe("GET /api/payments with the spec's example configuration", () => {
       chains: ["base"],
     });
     expect(byId.x402_solana_usdc).toMatchObject({
-      network: "solana-mainnet-beta",
+      network: "solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp",
       asset: "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v",
       payTo: PAY_TO_SOLANA,
       header: "X-PAYMENT",

@@ -82,8 +82,10 @@ describe("x402 challenge (no chain needed)", () => {
       expect(a).not.toHaveProperty("decimals");
       expect(a).not.toHaveProperty("chain");
     }
-    expect(res.json().accepts.map((a: { network: string }) => a.network)).toEqual([
-      "solana-mainnet-beta",
+    // The body is x402 v1 (x402Version: 1): its networks are the v1 names; the v2 header's are CAIP-2.
+    expect(res.json().accepts.map((a: { network: string }) => a.network)).toEqual(["solana", "base"]);
+    expect(pr.accepts.map((a: { network: string }) => a.network)).toEqual([
+      "solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp",
       "eip155:8453",
     ]);
     expect(pr.resource.url).toBe("http://lab.test/api/x402-products");
@@ -313,7 +315,7 @@ describe("x402 challenge (no chain needed)", () => {
 
   it("discovery facts name both rails, headers, units and the $1 cap", () => {
     const d = x402Discovery(testConfig({ PAY_TO_BASE: payToBase }));
-    expect(d.rails.map((r) => r.network)).toEqual(["solana-mainnet-beta", "eip155:8453"]);
+    expect(d.rails.map((r) => r.network)).toEqual(["solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp", "eip155:8453"]);
     expect(d.headers.paymentV1).toBe("X-PAYMENT");
     expect(d.headers.paymentV2).toBe("PAYMENT-SIGNATURE");
     expect(d.atomic_units).toContain("10,000");
@@ -336,7 +338,7 @@ describe("x402 challenge (no chain needed)", () => {
       const text = res.body;
       for (const op of served) expect(text, `${url} lists ${op.path}`).toContain(op.path);
       expect(text, `${url}: Base`).toContain("eip155:8453");
-      expect(text, `${url}: Solana`).toMatch(/solana-mainnet-beta|solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp/);
+      expect(text, `${url}: Solana`).toMatch(/solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp/);
       expect(text, `${url}: X-PAYMENT`).toContain("X-PAYMENT");
       expect(text, `${url}: PAYMENT-SIGNATURE`).toContain("PAYMENT-SIGNATURE");
       expect(text, `${url}: atomic units`).toMatch(/atomic/i);
