@@ -42,8 +42,14 @@ async function main(): Promise<void> {
   process.on("SIGTERM", () => void shutdown("SIGTERM"));
   process.on("SIGINT", () => void shutdown("SIGINT"));
 
-  await app.listen({ port: config.port, host: config.host });
-  app.log.info({ baseUrl: config.baseUrl, database: db.kind, location: db.location }, "Lab Phi is serving");
+  const address = await app.listen({ port: config.port, host: config.host });
+  app.log.info(
+    { baseUrl: config.baseUrl, address, database: db.kind, location: db.location },
+    `Lab Phi is serving ${config.baseUrl} (listening on ${address})`,
+  );
+  // One line per payment rail: can settle here, or the settings it needs (names only, no values).
+  const { railSummaryLines } = await import("./payments/readiness.js");
+  for (const line of railSummaryLines(config)) app.log.info(line.trim());
 }
 
 main().catch((err) => {

@@ -216,3 +216,61 @@ export function railNotConfiguredDetail(
     missing: { [rail]: m },
   };
 }
+
+/** A short human name of each rail (start-up lines, the pages' "cannot take payments yet" notice). */
+export const RAIL_LABELS: Record<RailId, string> = {
+  card_checkout: "Card checkout (Stripe)",
+  card_payment_link: "Card payment links (Stripe)",
+  x402_solana_usdc: "x402, USDC on Solana (agents)",
+  x402_base_usdc: "x402, USDC on Base (agents)",
+  crypto_manual_solana: "Manual transfer on Solana",
+  crypto_manual_evm: "Manual transfer on Base / EVM",
+  crypto_manual_btc: "Manual Bitcoin transfer",
+  redirect_link_checkout: "Redirect-link checkout",
+  wire_invoice_ach: "Wire / ACH invoice",
+  suite_metered: "Metered suite jobs",
+};
+
+/**
+ * The rails a buyer can choose (every rail but the two that are not chosen by a buyer:
+ * `redirect_link_checkout`, which no provider backs, and `suite_metered`, which is paid through
+ * an x402 rail or card checkout), in the matrix's order.
+ */
+export const BUYER_RAILS: readonly RailId[] = RAIL_IDS.filter(
+  (id) => id !== "redirect_link_checkout" && id !== "suite_metered",
+);
+
+/** The buyer-facing rails that can settle on this server (empty: nothing can be sold here). */
+export function settlingRails(config: Config): RailId[] {
+  const r = railReadiness(config);
+  return BUYER_RAILS.filter((id) => r[id].configured);
+}
+
+/**
+ * What `npm start` prints about payments, one line per rail: whether it can settle here and, when
+ * not, the settings it still needs (setting names only, never a value). Pure, for the start-up
+ * banner and its test. `redirect_link_checkout` says it is not available; `suite_metered` names
+ * the rails it is paid through.
+ */
+export function railSummaryLines(config: Config): string[] {
+  const r = railReadiness(config);
+  const width = Math.max(...RAIL_IDS.map((id) => id.length));
+  const lines = RAIL_IDS.map((id) => {
+    const name = id.padEnd(width);
+    if (id === "redirect_link_checkout") return `${name}  not available: no redirect-link provider is integrated`;
+    if (r[id].configured) {
+      if (id === "suite_metered") {
+        const via = (["x402_base_usdc", "x402_solana_usdc", "card_checkout"] as const).filter((v) => r[v].configured);
+        return `${name}  can settle (paid jobs through ${via.join(", ")})`;
+      }
+      return `${name}  can settle`;
+    }
+    return `${name}  cannot settle: needs ${r[id].missing.join("; ")}${r[id].partial ? " (half-configured)" : ""}`;
+  });
+  const selling = settlingRails(config).length;
+  const head =
+    selling === 0
+      ? "payment rails: none can settle, so nothing can be sold yet (try `npm run sandbox` to see a sale; `labphi doctor` checks real settings)"
+      : `payment rails: ${selling} of ${BUYER_RAILS.length} can settle`;
+  return [head, ...lines.map((l) => `  ${l}`)];
+}

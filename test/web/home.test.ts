@@ -2,13 +2,20 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Catalog } from "../../src/catalog/service.js";
 import { SUITE_PRICE, usdOfUnits } from "../../src/jobs/pricing.js";
 import { testApp } from "../support/app.js";
+import { BASE_SETTLEMENT } from "../support/rails.js";
 
 describe("the home page", () => {
   // a catalog with a changed price: the page must show it, not a price written into the page
   const catalog = new Catalog().withPrice("zrw-n00b", 6543);
   let t: Awaited<ReturnType<typeof testApp>>;
   beforeAll(async () => {
-    t = await testApp("sqlite", { PAY_TO_BASE: "0x3333333333333333333333333333333333333333" }, { catalog });
+    // x402 on Base can settle here, so the page may show the 402 request (test/web/sale-ways.test.ts
+    // covers a server where nothing can settle)
+    t = await testApp(
+      "sqlite",
+      { PAY_TO_BASE: "0x3333333333333333333333333333333333333333", ...BASE_SETTLEMENT },
+      { catalog },
+    );
   });
   afterAll(async () => t.close());
 
@@ -20,7 +27,7 @@ describe("the home page", () => {
     expect(r.body).toContain('id="humans"');
     expect(r.body).toContain('id="agents"');
     for (const href of ["/pay", "/web", "/jobs", "/olympiad"]) expect(r.body).toContain(`href="${href}"`);
-    for (const href of ["/llms.txt", "/openapi.yaml", "/.well-known/agent-card.json", "/mcp", "/pricing.md"]) {
+    for (const href of ["/llms.txt", "/openapi.yaml", "/.well-known/agent-card.json", "/mcp-help", "/pricing.md"]) {
       expect(r.body).toContain(`href="${href}"`);
     }
     // a real curl of the cheapest product on this deployment's base URL

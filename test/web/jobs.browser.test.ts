@@ -128,6 +128,8 @@ describe("suite jobs in a real browser (/jobs)", () => {
     await screenshot(page, "jobs-done");
 
     const [download] = await Promise.all([page.waitForEvent("download"), page.click("#d-start")]);
+    // the same container extension as the CLI and the agent client write
+    expect(download.suggestedFilename()).toMatch(/^job_[A-Za-z0-9_-]+\.lpz$/);
     const stream = fs.readFileSync((await download.path()) as string);
     expect(stream.length).toBeLessThan(input.length);
     expect((await restore(stream)).equals(input)).toBe(true);

@@ -1,6 +1,6 @@
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { EVENTS } from "../../src/olympiad/events.js";
+import { EVENTS } from "../../src/olympiad/events/events.js";
 import {
   describeViolations,
   launchBrowser,
@@ -63,6 +63,11 @@ describe("the olympiad page in a real browser: register, enter, team, propose, v
     expect(await page.isHidden("#needs-js")).toBe(true);
     expect(await page.textContent("#registration-state")).toBe("Open");
 
+    // a form error is one plain sentence naming the field by its label (issue #25 item 4)
+    await page.click('#register-form button[type="submit"]');
+    await expect.poll(() => page.textContent("#action-error")).toBe("Display name: enter at least 1 character.");
+    expect(await page.getAttribute("#reg-name", "aria-invalid")).toBe("true");
+
     // register: the token is shown once, kept in sessionStorage, never in the address
     await page.fill("#reg-name", "Ada");
     await page.click('#register-form button[type="submit"]');
@@ -72,6 +77,10 @@ describe("the olympiad page in a real browser: register, enter, team, propose, v
     expect(await page.evaluate('sessionStorage.getItem("labphi.olympiad.participant_token")')).toBe(token);
     expect(page.url()).not.toContain("gao_");
     await expect.poll(() => page.textContent("#me-name")).toBe("Ada");
+    // the form gives way to whom it registered, not a blank form reset to "Me, a human"
+    expect(await page.isHidden("#register-form")).toBe(true);
+    expect(await page.textContent("#registered-name")).toBe("Ada");
+    expect(await page.textContent("#registered")).toContain("a human competing for themself");
     await page.click("#token-done");
     expect(await page.isHidden("#token-box")).toBe(true);
 

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Catalog } from "../../src/catalog/service.js";
-import { EVENTS, FAMILIES } from "../../src/olympiad/events.js";
-import { CHARTER } from "../../src/olympiad/record.js";
+import { CHARTER } from "../../src/olympiad/documents/olympiad-record.js";
+import { EVENTS, FAMILIES } from "../../src/olympiad/events/events.js";
 import { type TestApp, testApp } from "../support/app.js";
 
 const YEAR = new Date().getUTCFullYear();

@@ -1,3 +1,4 @@
+import { EVENTS } from "../../src/olympiad/events/events.js";
 import type { CardHarness } from "../support/stripe/harness.js";
 
 /**
@@ -20,6 +21,9 @@ export interface PageCase {
   status?: number;
 }
 
+/** The event pages.browser.test.ts gives a scored task with a public leaderboard (an individual event). */
+export const SCORED_EVENT = (EVENTS.find((e) => e.entrants === "individual") as { id: string }).id;
+
 export const STATIC_PAGES: PageCase[] = [
   { name: "home", path: "/", source: "src/web/pages/home.ts" },
   { name: "pay", path: "/pay", source: "src/web/pages/pay-catalog.ts" },
@@ -29,6 +33,12 @@ export const STATIC_PAGES: PageCase[] = [
   { name: "jobs", path: "/jobs", source: "src/web/pages/jobs.ts (W-D)" },
   { name: "olympiad", path: "/olympiad", source: "src/web/pages/olympiad*.ts (W-E)" },
   { name: "standings", path: "/standings", source: "src/web/pages/standings*.ts (W-E)" },
+  {
+    name: "olympiad-event",
+    path: `/olympiad/events/${SCORED_EVENT}`,
+    source: "src/web/pages/olympiad-events.ts (issue #26)",
+  },
+  { name: "mcp-help", path: "/mcp-help", source: "src/web/pages/mcp-help.ts" },
   { name: "error", path: "/pay?sku=nope", source: "src/web/problem-page.ts", status: 404, cache: "no-store" },
 ];
 

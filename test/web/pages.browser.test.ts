@@ -1,6 +1,6 @@
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { EVENTS } from "../../src/olympiad/events.js";
+import { EVENTS } from "../../src/olympiad/events/events.js";
 import {
   describeViolations,
   launchBrowser,
@@ -11,7 +11,7 @@ import {
   WIDTHS,
 } from "../support/browser.js";
 import { ADMIN_TOKEN } from "../support/stripe/harness.js";
-import { allPages, type PageCase, paidOrder, STATIC_PAGES, selected } from "./pages-list.js";
+import { allPages, type PageCase, paidOrder, SCORED_EVENT, STATIC_PAGES, selected } from "./pages-list.js";
 
 /**
  * Every human page in a real Chromium, at phone and desktop width: screenshot, title and meta
@@ -64,6 +64,90 @@ async function recordStandings(h: SiteHarness): Promise<void> {
   if (r.statusCode !== 201) throw new Error(`recording a result answered ${r.statusCode}: ${r.body}`);
 }
 
+/**
+ * A scored task on SCORED_EVENT, open, with two entrants' public scores on its leaderboard (long
+ * names and hashes: the widest tables of the event page).
+ */
+async function scoredEvent(h: SiteHarness): Promise<void> {
+  const tasks = h.app.services.olympiadTasks;
+  tasks.now = () => new Date("2026-07-20T12:00:00Z");
+  const ids = Array.from({ length: 20 }, (_, i) => `row${i}`);
+  const put = await h.app.inject({
+    method: "PUT",
+    url: `/api/admin/olympiad/events/${SCORED_EVENT}/task`,
+    headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+    payload: {
+      description: `Label each row.\n\n${"A long line of the task's description without a break ".repeat(8)}`,
+      metric: "accuracy",
+      key: {
+        format: "csv",
+        content: `id,prediction\n${ids.map((id, i) => `${id},${i % 2 ? "yes" : "no"}`).join("\n")}\n`,
+      },
+      files: [{ name: "a-rather-long-public-file-name-for-the-layout.csv", content: "id,text\nrow0,hello\n" }],
+      opens_at: "2026-08-01T00:00:00.000Z",
+      closes_at: "2026-08-20T00:00:00.000Z",
+    },
+  });
+  if (put.statusCode !== 201) throw new Error(`setting the task answered ${put.statusCode}: ${put.body}`);
+  tasks.now = () => new Date("2026-08-10T12:00:00Z");
+  let n = 0;
+  for (const name of ["Entrant-with-a-very-long-display-name-that-must-wrap", "Eve"]) {
+    const r = await h.app.inject({
+      method: "POST",
+      url: "/api/olympiad",
+      payload: { action: "register", who: "agent_self", name, agent_id: `ev-${name.length}` },
+    });
+    if (r.statusCode !== 201) throw new Error(`register answered ${r.statusCode}: ${r.body}`);
+    const { participant_id, participant_token } = r.json() as { participant_id: string; participant_token: string };
+    n++;
+    const at = "2026-02-01T00:00:00.000Z";
+    await tasks.db
+      .insertInto("orders")
+      .values({
+        id: `ord_page${n}`,
+        proof_key: `page:${n}`,
+        sku: "gao-entry",
+        amount_cents: 2500,
+        currency: "USD",
+        rail: "card_checkout",
+        transaction_ref: null,
+        email: null,
+        agent_id: null,
+        status: "active",
+        access_token_hash: `hash-page${n}`,
+        license_key: null,
+        meta: "{}",
+        created_at: at,
+        updated_at: at,
+        revoked_at: null,
+        revoke_reason: null,
+      })
+      .execute();
+    await tasks.db
+      .insertInto("olympiad_entries")
+      .values({
+        id: `ent_page${n}`,
+        participant_id,
+        season_id: "2026",
+        order_id: `ord_page${n}`,
+        proof: "access_token",
+        created_at: at,
+      })
+      .execute();
+    const s = await h.app.inject({
+      method: "POST",
+      url: `/api/olympiad/events/${SCORED_EVENT}/submissions`,
+      headers: { authorization: `Bearer ${participant_token}` },
+      payload: {
+        format: "csv",
+        content: `id,prediction\n${ids.map((id, i) => `${id},${i % (n + 1) ? "yes" : "no"}`).join("\n")}\n`,
+      },
+    });
+    if (s.statusCode !== 202) throw new Error(`submitting answered ${s.statusCode}: ${s.body}`);
+  }
+  await tasks.sweep();
+}
+
 const NAMES = [...STATIC_PAGES.map((p) => p.name), "pay-success", "access"].filter(selected);
 
 describe("every human page in a real browser (issue 13)", () => {
@@ -80,6 +164,7 @@ describe("every human page in a real browser (issue 13)", () => {
     });
     pages = allPages(await paidOrder(h, "zrw-pro"));
     if (selected("standings")) await recordStandings(h);
+    if (selected("olympiad-event")) await scoredEvent(h);
     browser = await launchBrowser();
   }, 180_000);
   afterAll(async () => {

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { testApp } from "../support/app.js";
+import { BASE_SETTLEMENT } from "../support/rails.js";
 import { type CardHarness, cardHarness } from "../support/stripe/harness.js";
 
 const form = (data: Record<string, string>) => ({
@@ -14,6 +15,7 @@ describe("human purchase pages", () => {
       PAYMENT_LINK_ZRW_PRO: "https://buy.stripe.com/test_zrwpro",
       PAYMENT_LINK_ID_ZRW_PRO: "plink_zrwpro",
       PAY_TO_BASE: "0x3333333333333333333333333333333333333333",
+      ...BASE_SETTLEMENT,
       CONTACT_EMAIL: "ops@lab.test",
     });
   });
@@ -223,12 +225,16 @@ describe("human purchase pages", () => {
     expect(bad.json().code).toBe("tx_required");
   });
 
-  it("says card checkout is not configured when there is no Stripe key", async () => {
+  it("offers no card checkout when there is no Stripe key: one notice with the settings, and the form answers 503", async () => {
     const t = await testApp("sqlite");
     try {
       const r = await t.app.inject({ method: "GET", url: "/pay?sku=donate" });
       expect(r.statusCode).toBe(200);
-      expect(r.body).toContain("Card checkout is not configured");
+      expect(r.body).not.toContain('action="/pay"');
+      expect(r.body.match(/id="no-rails"/g)).toHaveLength(1);
+      expect(r.body).toContain(
+        "Card checkout (Stripe): <code>STRIPE_SECRET_KEY</code>, <code>STRIPE_WEBHOOK_SECRET</code>",
+      );
       const post = await t.app.inject({
         method: "POST",
         url: "/pay",
@@ -248,7 +254,7 @@ describe("human purchase pages", () => {
       expect(page.body).toContain("Card checkout is not configured on this server (missing");
       expect(page.body).toContain("<code>card_rails_not_configured</code>");
       const list = await t.app.inject({ method: "GET", url: "/pay" });
-      expect(list.body).toContain('href="/pay?sku=donate">Ways to pay');
+      expect(list.body).toContain('href="/pay?sku=donate">Details');
       expect(list.body).not.toContain('">Buy<span');
     } finally {
       await t.close();

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { EVENTS } from "../../src/olympiad/events.js";
+import { EVENTS } from "../../src/olympiad/events/events.js";
 import { type TestApp, testApp } from "../support/app.js";
 
 const ADMIN_TOKEN = "admin-token-for-standings-page-0123";

@@ -2,6 +2,7 @@
  * Shared by the page scripts (bundled into each; files starting with "_" are not entries).
  * Talks to the same JSON API as agents and shows problems (RFC 9457) in the page's words.
  */
+import { validationSentence } from "./_field-words";
 
 export interface ProblemBody {
   type?: string;
@@ -58,13 +59,46 @@ export function say(el: HTMLElement, text: string, kind: "ok" | "error" | "warn"
   el.textContent = text;
 }
 
-/** The problem's words for a failure of any kind. */
-export function problemText(err: unknown): string {
+/**
+ * The problem's words for a failure of any kind. A form's validation problem is one plain
+ * sentence naming the field ("Name: enter at least 1 character."), with the form's own label
+ * texts when `form` is given; any other problem keeps its title, detail and code.
+ */
+export function problemText(err: unknown, form?: HTMLFormElement | null): string {
   if (err instanceof ApiError) {
     const p = err.problem;
+    const sentence = validationSentence(p, form ? formLabels(form) : {});
+    if (sentence) return sentence;
     return `${p.title ?? `Error ${err.status}`}: ${p.detail ?? ""}${p.code ? ` (${p.code})` : ""}`.trim();
   }
   return err instanceof Error ? err.message : String(err);
+}
+
+/** A form's fields by name → their label's own text ("E-mail (optional)" → "E-mail"). */
+export function formLabels(form: HTMLFormElement): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const el of form.querySelectorAll<HTMLInputElement>("input[name], select[name], textarea[name]")) {
+    const label = el.id ? form.querySelector(`label[for="${CSS.escape(el.id)}"]`) : null;
+    const text = label?.firstChild?.textContent?.trim().replace(/\s*\([^)]*\)$/, "");
+    if (text && el.name) out[el.name] = text;
+  }
+  return out;
+}
+
+/**
+ * Marks the field a validation problem names (aria-invalid, focus) and clears earlier marks;
+ * returns whether a field was found.
+ */
+export function markInvalid(form: HTMLFormElement, err: unknown): boolean {
+  for (const el of form.querySelectorAll("[aria-invalid]")) el.removeAttribute("aria-invalid");
+  if (!(err instanceof ApiError)) return false;
+  const errors = Array.isArray(err.problem.errors) ? (err.problem.errors as { path?: string }[]) : [];
+  const name = (errors[0]?.path ?? "").split("/").filter(Boolean)[0];
+  const field = name ? (form.elements.namedItem(name) as HTMLElement | null) : null;
+  if (!field || !("focus" in field)) return false;
+  field.setAttribute("aria-invalid", "true");
+  field.focus();
+  return true;
 }
 
 /** 1234567 → "1.23 MB" (decimal units, as prices use). */

@@ -168,7 +168,7 @@ function myJobs(opts: { open(job: HeldJob): void; changed(jobId: string): void }
         d.addEventListener("click", () =>
           act(d, async () => {
             const blob = await output(job);
-            download(blob, `${job.job_id}.${v.op === "decompress" ? "out" : "lphi"}`);
+            download(blob, `${job.job_id}.${v.op === "decompress" ? "out" : "lpz"}`);
           }),
         );
         actions.append(d);
@@ -270,6 +270,7 @@ function jobsPage(): void {
   const quoteAlert = $("#quote-alert");
   const result = $("#quote-result");
   const cardOn = result.dataset.card === "on";
+  const x402On = result.dataset.x402 === "on";
   const jobAlert = $("#job-alert");
   const jobStatus = $("#job-status");
   const uploadBox = $("#upload-box");
@@ -348,7 +349,7 @@ function jobsPage(): void {
     try {
       showQuote(await quote(req), req);
     } catch (err) {
-      say(quoteAlert, problemText(err), "error");
+      say(quoteAlert, problemText(err, form), "error");
     }
   });
 
@@ -421,7 +422,7 @@ function jobsPage(): void {
           openJob({ job_id: job.job_id, job_token: job.job_token }, true);
           $("#job-panel").scrollIntoView({ block: "start" });
         } catch (err) {
-          say(quoteAlert, problemText(err), "error");
+          say(quoteAlert, problemText(err, form), "error");
           start.disabled = false;
         }
       });
@@ -437,7 +438,7 @@ function jobsPage(): void {
           const session = await cardCheckout(q.quote_id, req.email);
           location.assign(session.url);
         } catch (err) {
-          say(quoteAlert, problemText(err), "error");
+          say(quoteAlert, problemText(err, form), "error");
           pay.disabled = false;
         }
       });
@@ -447,7 +448,9 @@ function jobsPage(): void {
       actions.append(
         el(
           "p",
-          "Card checkout is not configured here. Agents pay with x402: POST /api/x402-suite with the same request.",
+          x402On
+            ? "Paying by card is not set up on this server. Agents pay with x402: POST /api/x402-suite with the same request."
+            : "This job is above the free allowance, and paid jobs cannot be bought on this server yet: choose a smaller job, or see the notice at the top of the page.",
         ),
       );
     }
@@ -627,7 +630,7 @@ function jobsPage(): void {
     say(jobStatus, "Downloading…");
     try {
       const blob = await output(job);
-      download(blob, `${job.job_id}.${lastOp === "decompress" ? "out" : "lphi"}`);
+      download(blob, `${job.job_id}.${lastOp === "decompress" ? "out" : "lpz"}`);
       say(jobStatus, `Downloaded ${formatBytes(blob.size)} (${blob.size} bytes).`, "ok");
     } catch (err) {
       say(jobAlert, problemText(err), "error");

@@ -4,11 +4,18 @@
  * agents send it — and the live tallies (GET /api/olympiad?view=proposals, polled).
  * The participant token lives in sessionStorage only (this tab), never in a URL.
  */
-import { $, ApiError, api, problemText, ready, say } from "./_lib";
+import { $, ApiError, api, markInvalid, problemText, ready, say } from "./_lib";
 import { type Labels, type Proposal, proposalCard, type Tally, updateCard } from "./_olympiad-tally";
 import { type Me, meNodes, type Team, teamNodes } from "./_olympiad-team";
 
 const TOKEN_KEY = "labphi.olympiad.participant_token";
+
+/** The register form's choices, as its radio labels read. */
+const WHO_LABELS: Record<string, string> = {
+  human_for_self: "a human competing for themself",
+  human_for_agent: "an agent you operate",
+  agent_self: "an agent registering itself",
+};
 
 interface PageData {
   pollSeconds: number;
@@ -35,9 +42,9 @@ ready(() => {
     error.hidden = true;
     say(status, text, "ok");
   };
-  const fail = (err: unknown) => {
+  const fail = (err: unknown, form?: HTMLFormElement | null) => {
     status.hidden = true;
-    say(error, problemText(err), "error");
+    say(error, problemText(err, form), "error");
   };
 
   async function act<T>(body: Body, withToken = true): Promise<T> {
@@ -56,7 +63,9 @@ ready(() => {
     try {
       await fn();
     } catch (err) {
-      fail(err);
+      const form = button?.form ?? null;
+      if (form) markInvalid(form, err);
+      fail(err, form);
     } finally {
       if (button) button.disabled = false;
     }
@@ -135,15 +144,38 @@ ready(() => {
       if (who === "human_for_agent") body.operator_name = field(form, "operator_name");
       const email = field(form, "email");
       if (email) body.email = email;
-      const r = await act<{ participant_id: string; participant_token: string }>(body, false);
+      const r = await act<{
+        participant_id: string;
+        participant_token: string;
+        participant?: { name?: string; who?: string; agent_id?: string | null };
+      }>(body, false);
       sessionStorage.setItem(TOKEN_KEY, r.participant_token);
       $("#token-value").textContent = r.participant_token;
       $("#token-box").hidden = false;
-      form.reset();
-      syncWho();
-      ok(`Registered as ${r.participant_id}. Keep your participant token (shown once, below the form).`);
+      // the form gives way to whom it registered (not reset to its defaults, as if nothing happened)
+      const shown = {
+        name: r.participant?.name ?? String(body.name),
+        who: r.participant?.who ?? who,
+        agent: r.participant?.agent_id ?? (typeof body.agent_id === "string" ? body.agent_id : null),
+      };
+      $("#registered-name").textContent = shown.name;
+      $("#registered-who").textContent = WHO_LABELS[shown.who] ?? shown.who;
+      $("#registered-agent").textContent = shown.agent ? ` (agent ${shown.agent})` : "";
+      $("#registered-id").textContent = r.participant_id;
+      form.hidden = true;
+      $("#registered").hidden = false;
+      ok(`Registered ${shown.name} as ${r.participant_id}. Keep your participant token (shown once, below).`);
       await loadMe();
     });
+  });
+
+  $("#register-another").addEventListener("click", () => {
+    const form = $<HTMLFormElement>("#register-form");
+    form.reset();
+    syncWho();
+    $("#registered").hidden = true;
+    form.hidden = false;
+    $<HTMLInputElement>("#reg-name").focus();
   });
 
   $("#token-copy").addEventListener("click", () => {
@@ -293,6 +325,31 @@ ready(() => {
       upsert(r.proposal, true);
       ok(`Proposal ${r.proposal.proposal_id} is open for votes.`);
       await refresh();
+    });
+  });
+
+  // scored events (docs/olympiad-tasks.md): the file is read here and sent as the API's JSON body
+  $<HTMLFormElement>("#submit-form").addEventListener("submit", (ev) => {
+    ev.preventDefault();
+    const form = ev.currentTarget as HTMLFormElement;
+    void run(submitter(ev), async () => {
+      const t = token();
+      if (!t) throw new Error("Register or paste your participant token first (section “You”).");
+      const file = (form.elements.namedItem("file") as HTMLInputElement).files?.[0];
+      if (!file) throw new Error("Choose a prediction file.");
+      const eventId = field(form, "event_id");
+      const r = await api<{ submission_id: string; sha256: string; quota: { used: number; daily_quota: number } }>(
+        `/api/olympiad/events/${encodeURIComponent(eventId)}/submissions`,
+        {
+          method: "POST",
+          body: JSON.stringify({ format: field(form, "format"), content: await file.text() }),
+          headers: { Authorization: `Bearer ${t}` },
+        },
+      );
+      form.reset();
+      ok(
+        `Submitted ${r.submission_id} (SHA-256 ${r.sha256.slice(0, 16)}…); ${r.quota.used} of ${r.quota.daily_quota} today. It is scored within seconds.`,
+      );
     });
   });
 

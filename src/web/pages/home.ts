@@ -6,17 +6,9 @@ import { type SeasonState, seasonOf } from "../../olympiad/season.js";
 import { X402_HEADERS } from "../../payments/x402/rails.js";
 import { escapeHtml as e } from "../html.js";
 import { sendPage } from "../layout.js";
-import {
-  atomic,
-  byKind,
-  cheapest,
-  checkoutReady,
-  KIND_LABELS,
-  price,
-  suiteLine,
-  x402Curl,
-  x402Networks,
-} from "./pay-facts.js";
+import { mcpHelpPage } from "./mcp-help.js";
+import { atomic, byKind, cheapest, freeCurl, KIND_LABELS, price, suiteLine, x402Curl } from "./pay-facts.js";
+import { noRailsNotice, orList, peopleWays, type SaleWays, saleWays, x402Phrase } from "./sell-facts.js";
 
 /**
  * `/`: two doors (humans, agents), each with its next step, and what the service sells — every
@@ -41,6 +33,7 @@ export function homePage(app: App, deps: { catalog: Catalog; config: Config }) {
         body: homeBody(deps.catalog, deps.config, new Date()),
       }),
   );
+  mcpHelpPage(app, { config: deps.config });
 }
 
 export function homeBody(catalog: Catalog, config: Config, now: Date): string {
@@ -50,16 +43,18 @@ export function homeBody(catalog: Catalog, config: Config, now: Date): string {
   const entry = from("olympiad");
   const season = seasonOf(config, now);
   const example = cheapest(catalog.list());
-  const nets = x402Networks(config);
-  const accepting = nets.filter((n) => n.configured).map((n) => n.network);
-  const curl = example ? x402Curl(config, example) : undefined;
+  const ways = saleWays(config);
+  const people = peopleWays(ways);
+  const x402On = ways.x402.length > 0;
+  const curl = example && x402On ? x402Curl(config, example) : undefined;
+  const buyHow = people.length > 0 ? orList(people) : "no way for people to pay is set up here yet";
 
   const humanSteps = [
     licence
-      ? `<li><a href="/pay">Buy a licence or a service</a> <span class="muted">— from ${e(price(licence))}, ${checkoutReady(config) ? "by card, " : ""}transfer or invoice</span></li>`
+      ? `<li><a href="/pay">Buy a licence or a service</a> <span class="muted">— from ${e(price(licence))}, ${e(buyHow)}</span></li>`
       : `<li><a href="/pay">Buy</a></li>`,
     `<li><a href="/web">Try the codec demo</a> <span class="muted">— free: paste text or drop a file, compare with gzip and brotli</span></li>`,
-    `<li><a href="/jobs">Run a suite job</a> <span class="muted">— ${e(suiteLine(config))}</span></li>`,
+    `<li><a href="/jobs">Run a suite job</a> <span class="muted">— ${e(suiteText(config, ways))}</span></li>`,
     `<li><a href="/olympiad">The olympiad</a> <span class="muted">— ${e(season.label)}${entry ? `, entry ${e(price(entry))}` : ""}</span></li>`,
   ].join("");
 
@@ -77,8 +72,9 @@ export function homeBody(catalog: Catalog, config: Config, now: Date): string {
 
   return `<section class="hero home-hero">
 <h1>Lossless compression, metered suite jobs and an agent olympiad</h1>
-<p class="lead">One self-hosted service, two ways in: people pay on a hosted checkout, agents pay per call with x402. Same catalog, same prices, same access pages.</p>
+<p class="lead">One self-hosted service, two ways in: ${e(leadWays(ways))}. Same catalog, same prices, same access pages.</p>
 </section>
+${noRailsNotice(config)}
 <div class="grid-2 doors">
 <section class="card door door-humans" id="humans" aria-labelledby="humans-title">
 <h2 id="humans-title">For humans</h2>
@@ -88,18 +84,26 @@ export function homeBody(catalog: Catalog, config: Config, now: Date): string {
 </section>
 <section class="card door door-agents" id="agents" aria-labelledby="agents-title">
 <h2 id="agents-title">For agents</h2>
-<p>x402 in three lines${accepting.length > 0 ? ` (USDC on ${e(accepting.join(" or "))})` : ""}:</p>
+${
+  x402On
+    ? `<p>x402 in three lines (${e(x402Phrase(ways))}):</p>
 <ol class="steps">
-<li><code>POST /api/x402-products { "sku" }</code> → <strong>402</strong> with <code>accepts[]</code></li>
-<li>Sign <code>maxAmountRequired</code> to <code>payTo</code> on one network</li>
+<li><code>POST /api/x402-products { "sku" }</code> → <strong>402</strong> with <code>accepts[]</code> in <code>${e(X402_HEADERS.required)}</code></li>
+<li>Sign <code>amount</code> to <code>payTo</code> on one <code>network</code></li>
 <li>Retry with <code>${e(X402_HEADERS.paymentV2)}</code> → <strong>200</strong> <code>{ order_id, access_url }</code></li>
-</ol>
-${curl && example ? `<p class="small muted">Try it (${e(example.sku)}, ${e(price(example))} = ${e(atomic(example))} units):</p><pre class="command"><code>${curl.ask}</code></pre>` : ""}
+</ol>`
+    : `<p id="x402-off">Agents cannot pay with x402 on this server yet (no x402 network can settle: see <a href="/pay#agents-pay">what it needs</a>); the free calls work: the codec, quotes and free suite jobs.</p>`
+}
+${
+  curl && example
+    ? `<p class="small muted">Try it (${e(example.sku)}, ${e(price(example))} = ${e(atomic(example))} units; answers 402 with the payment requirements):</p><pre class="command" id="try-it"><code>${curl.ask}</code></pre>`
+    : `<p class="small muted">Try it (free: the codec compresses a short text and answers 200 with the container):</p><pre class="command" id="try-it"><code>${freeCurl(config)}</code></pre>`
+}
 <ul class="cluster links-inline">
 <li><a href="/llms.txt">llms.txt</a></li>
 <li><a href="/openapi.yaml">openapi.yaml</a></li>
 <li><a href="/.well-known/agent-card.json">agent card</a></li>
-<li><a href="/mcp">MCP at /mcp</a></li>
+<li><a href="/mcp-help">MCP at /mcp</a></li>
 <li><a href="/pricing.md">pricing.md</a></li>
 </ul>
 </section>
@@ -110,7 +114,7 @@ ${curl && example ? `<p class="small muted">Try it (${e(example.sku)}, ${e(price
 <div class="grid-2 sell-more">
 <div class="card">
 <h3><a href="/jobs">Suite jobs</a></h3>
-<p>Compression suite jobs on your data: ${e(suiteLine(config))}.</p>
+<p>Compression suite jobs on your data: ${e(suiteText(config, ways))}.</p>
 </div>
 <div class="card">
 <h3><a href="/olympiad">${e(season.label)}</a></h3>
@@ -118,6 +122,19 @@ ${curl && example ? `<p class="small muted">Try it (${e(example.sku)}, ${e(price
 </div>
 </div>
 </section>`;
+}
+
+/** The hero's "two ways in", naming only what can settle here. */
+function leadWays(w: SaleWays): string {
+  const people = peopleWays(w);
+  const humans = people.length > 0 ? `people pay ${orList(people)}` : "people";
+  const agents = w.x402.length > 0 ? "agents pay per call with x402" : "agents";
+  return people.length === 0 && w.x402.length === 0 ? "for people and for agents" : `${humans}, ${agents}`;
+}
+
+/** The suite's terms; the paid part only as a price when paid jobs can be bought here. */
+function suiteText(config: Config, w: SaleWays): string {
+  return w.suite ? suiteLine(config) : `${suiteLine(config)} (paid jobs cannot be bought on this server yet)`;
 }
 
 function phaseText(s: SeasonState): string {

@@ -55,7 +55,7 @@ const gb = (bytes: bigint) => `${bytes / BYTES_PER_GB} GB`;
  * needed). `anonBytesPerDay`: this server's SUITE_ANON_FREE_BYTES_PER_DAY; the examples are what a
  * browser without an identity is quoted for its first job of the day.
  */
-export function pricingSection(anonBytesPerDay: number): string {
+export function pricingSection(anonBytesPerDay: number, card = true): string {
   const p = SUITE_PRICE;
   const anon = BigInt(anonBytesPerDay);
   const examples = [1n, 50n, 150n].map((g) => priceJob({ bytes: g * BYTES_PER_GB, freeRemainingBytes: anon }));
@@ -71,7 +71,7 @@ export function pricingSection(anonBytesPerDay: number): string {
 <tr><td>Beyond that (bulk)</td><td class="num">${usd(p.unitsPerGbBulk)} / GB</td></tr>
 <tr><td>Minimum for a paid job</td><td class="num">${usd(p.minPaidUnits)}</td></tr>
 </tbody></table></div>
-<p class="small">Billable bytes are rounded up to whole MB. A decompress job is priced on the size it writes (its decompressed size). Card charges round up to the cent. Free jobs run after paid ones, at most one running and three waiting per caller.</p>
+<p class="small">Billable bytes are rounded up to whole MB. A decompress job is priced on the size it writes (its decompressed size).${card ? " Card charges round up to the cent." : ""} Free jobs run after paid ones, at most one running and three waiting per caller.</p>
 <div class="table-wrap" role="region" aria-label="Example prices" tabindex="0"><table id="pricing-examples" aria-label="Example prices without an identity, first job of the day">
 <thead><tr><th scope="col">Job size (${GB_NOTE}), without an identity</th><th scope="col" class="num">Price</th></tr></thead>
 <tbody>${examples.map((x) => `<tr><td>${e(decimalBytes(Number(x.bytes)))}</td><td class="num">${x.amount_units === 0n ? "free" : e(usd(x.amount_units))}</td></tr>`).join("")}</tbody>
@@ -106,14 +106,25 @@ export interface QuoteFormValues {
 const options = (values: readonly string[], chosen: string | undefined) =>
   values.map((v) => `<option value="${e(v)}"${v === chosen ? " selected" : ""}>${e(v)}</option>`).join("");
 
+/**
+ * The four steps of a job, always shown together, numbered 1 to 4: the one numbering of the page
+ * (the upload and download boxes appear only when their step has come, so numbered headings would
+ * skip a number).
+ */
+export const JOB_STEPS = ["Quote a job", "Start it (free) or pay", "Upload the file", "Download the result"] as const;
+
+export function stepsList(): string {
+  return `<ol class="steps job-steps" id="job-steps" aria-label="Steps of a suite job">${JOB_STEPS.map((s) => `<li>${e(s)}</li>`).join("")}</ol>`;
+}
+
 /** The quote form: a plain GET form (a price preview without JavaScript); the script quotes through the API. */
-export function quoteForm(v: QuoteFormValues, cardCheckout: boolean): string {
+export function quoteForm(v: QuoteFormValues, cardCheckout: boolean, x402 = false): string {
   return `<section class="card" aria-labelledby="quote-h">
-<h2 id="quote-h">1. Quote a job</h2>
+<h2 id="quote-h">Quote a job</h2>
 <form id="quote-form" method="get" action="/jobs#quote-result" novalidate>
 <div class="field"><label for="q-file">Your file (optional: pick it first to use its size)</label>
 <input id="q-file" type="file" aria-describedby="q-file-hint">
-<span class="hint" id="q-file-hint">The file stays on your computer until you upload it in step 3.</span></div>
+<span class="hint" id="q-file-hint">The file stays on your computer until you upload it (step 3).</span></div>
 <div class="jobs-fields">
 <div class="field"><label for="q-product">Product</label><select id="q-product" name="product" aria-describedby="q-product-hint">${options(SUITE_PRODUCTS, v.product ?? "auto")}</select></div>
 <div class="field"><label for="q-class">Data class</label><select id="q-class" name="dataClass">${options(SUITE_DATA_CLASSES, v.dataClass ?? "text")}</select></div>
@@ -124,7 +135,7 @@ export function quoteForm(v: QuoteFormValues, cardCheckout: boolean): string {
 <div class="field"><label for="q-bytes">Size in bytes</label>
 <input id="q-bytes" name="bytes" type="number" inputmode="numeric" min="1" max="${MAX_JOB_BYTES_NUMBER}" step="1" required value="${e(v.bytes ?? "")}" aria-describedby="q-bytes-hint">
 <span class="hint" id="q-bytes-hint">1 to 10^15 bytes; ${GB_NOTE}. For decompress, the decompressed size (picking the compressed file reads it from the file's headers). <output id="q-bytes-human" for="q-bytes">${v.bytes ? `= ${e(decimalBytes(v.bytes))}` : ""}</output></span></div>
-<div class="field"><label for="q-email">E-mail (optional; needed to pay by card)</label>
+<div class="field"><label for="q-email">E-mail (optional${cardCheckout ? "; needed to pay by card" : ""})</label>
 <input id="q-email" name="email" type="email" maxlength="254" autocomplete="email" value="${e(v.email ?? "")}"></div>
 <div class="field"><label for="q-callback">Webhook URL (optional)</label>
 <input id="q-callback" name="callback_url" type="url" maxlength="2048" autocomplete="off" class="mono" placeholder="https://example.com/hooks/labphi" aria-describedby="q-callback-hint">
@@ -132,7 +143,7 @@ export function quoteForm(v: QuoteFormValues, cardCheckout: boolean): string {
 <div class="card-actions"><button type="submit" class="btn-primary">Get a quote</button></div>
 </form>
 <div id="quote-alert" class="notice notice-error" role="alert" hidden></div>
-<div id="quote-result" aria-live="polite" tabindex="-1" data-card="${cardCheckout ? "on" : "off"}"></div>
+<div id="quote-result" aria-live="polite" tabindex="-1" data-card="${cardCheckout ? "on" : "off"}" data-x402="${x402 ? "on" : "off"}"></div>
 <noscript><p class="small">Without JavaScript this form shows the price; starting, paying and uploading need the page's script, or the API: <code>POST /api/x402-suite</code> (see <a href="/openapi.yaml">OpenAPI</a>).</p></noscript>
 </section>`;
 }
@@ -145,13 +156,14 @@ export function quoteForm(v: QuoteFormValues, cardCheckout: boolean): string {
 export function previewSection(
   v: Required<Pick<QuoteFormValues, "bytes" | "op" | "level">>,
   anonBytesPerDay: number,
+  card = true,
 ): string {
   const price: JobPrice = priceJob({ bytes: v.bytes, freeRemainingBytes: anonBytesPerDay });
   const est = estimatesByLevel(v.bytes, v.op as SuiteOp);
   return `<section class="card" id="preview" aria-labelledby="preview-h">
 <h2 id="preview-h">Price for ${e(decimalBytes(v.bytes))} (${GB_NOTE})</h2>
 ${tiersTable(price.tiers)}
-<p class="price" id="preview-total">${price.amount_units === 0n ? "Free" : e(usd(price.amount_units))}${price.amount_units === 0n ? "" : ` <small>(card: ${e(price.amount_cents)} ¢)</small>`}</p>
+<p class="price" id="preview-total">${price.amount_units === 0n ? "Free" : e(usd(price.amount_units))}${price.amount_units === 0n || !card ? "" : ` <small>(card: ${e(price.amount_cents)} ¢)</small>`}</p>
 ${estimateList(est, v.level as Level)}
 <p class="small">A preview for a first job of the day from this address: the quote made when you start or pay counts what this address already used today, is stored and holds its price for 30 minutes.</p>
 </section>`;
@@ -186,7 +198,7 @@ export function estimateList(byLevel: Record<string, number>, chosen: Level): st
 /** The job panel, filled by the script (start, upload, progress, download). */
 export function jobPanel(): string {
   return `<section class="card" id="job-panel" aria-labelledby="job-h">
-<h2 id="job-h">2. Your job</h2>
+<h2 id="job-h">Your job</h2>
 <p id="job-empty" class="muted">Start a job from a quote above, or open one you already have.</p>
 <div id="job-token-box" class="notice notice-warn" hidden>
 <p><strong>Keep this job token.</strong> It is shown once: it opens your job's upload, status and result, and we cannot show it again. This browser keeps it (its localStorage) so that “Your jobs” below can list the job, until you forget or delete it there; it is never put in an address or a log.</p>
@@ -207,7 +219,7 @@ export function jobPanel(): string {
 <div id="job-alert" class="notice notice-error" role="alert" hidden></div>
 <div id="job-status" class="notice" role="status" hidden></div>
 <div id="upload-box" hidden>
-<h3>3. Upload the file</h3>
+<h3 id="upload-h">Upload the file</h3>
 <p class="small">Resumable (tus): if the connection drops or you close the tab, pick the same file again and the upload continues from what the server already has.</p>
 <div class="field"><label for="u-file">File to upload</label><input id="u-file" type="file"></div>
 <div class="cluster"><button type="button" id="u-start" class="btn-primary">Upload</button>
@@ -217,7 +229,7 @@ export function jobPanel(): string {
 <p id="u-text" class="small" aria-live="polite"></p>
 </div>
 <div id="download-box" hidden>
-<h3>4. Download the result</h3>
+<h3 id="download-h">Download the result</h3>
 <p class="small">The result is in the codec's stream format: <code>labphi decompress</code> restores your file. The download sends your token in a header (never in the address), so it goes through this page.</p>
 <button type="button" id="d-start" class="btn-primary">Download the result</button>
 </div>

@@ -8,6 +8,7 @@ import { SUITE_DATA_CLASSES, SUITE_LEVELS, SUITE_OPS, SUITE_PRODUCTS } from "../
 import { DEFAULT_SUITE_LEVEL } from "../../jobs/throughput.js";
 import { cardRailsConfigured } from "../../payments/card/rails.js";
 import type { CardService } from "../../payments/card/service.js";
+import { escapeHtml as e } from "../html.js";
 import { renderPage, sendPage } from "../layout.js";
 import {
   jobPanel,
@@ -17,7 +18,16 @@ import {
   previewSection,
   pricingSection,
   quoteForm,
+  stepsList,
 } from "./jobs-render.js";
+import { noRailsNotice, type SaleWays, saleWays } from "./sell-facts.js";
+
+/** How the part above the free allowance is paid here, naming only what can settle. */
+function paidJobsText(w: SaleWays): string {
+  if (!w.suite) return "paid jobs above that cannot be bought on this server yet";
+  const ways = [w.checkout ? "by card" : "", w.x402.length > 0 ? "with x402 for agents (POST /api/x402-suite)" : ""];
+  return `above that, pay per GB ${ways.filter(Boolean).join(" or ")}`;
+}
 
 /**
  * The suite jobs pages (issue #13):
@@ -65,6 +75,7 @@ export function jobsPages(app: App, deps: { config: Config; card: CardService })
           ? previewSection(
               { bytes: q.bytes, op: q.op ?? "compress", level: q.level ?? DEFAULT_SUITE_LEVEL },
               config.suiteFree.anonBytesPerDay,
+              checkout,
             )
           : "";
       const cancelled =
@@ -78,18 +89,20 @@ export function jobsPages(app: App, deps: { config: Config; card: CardService })
         scripts: ["jobs"],
         body: `<section class="hero">
 <h1>Suite jobs</h1>
-<p class="lead">Compress, decompress or round-trip files of any size on our workers. Free up to ${freeTermsText(config.suiteFree.anonBytesPerDay)} (GB = 10^9 bytes); above that, pay per GB by card.</p>
+<p class="lead">Compress, decompress or round-trip files of any size on our workers. Free up to ${freeTermsText(config.suiteFree.anonBytesPerDay)} (GB = 10^9 bytes); ${e(paidJobsText(saleWays(config)))}.</p>
+${stepsList()}
 </section>
+${noRailsNotice(config)}
 ${cancelled}
 <div class="jobs-layout">
 <div class="stack">
-${quoteForm(q, checkout)}
+${quoteForm(q, checkout, saleWays(config).x402.length > 0)}
 ${preview}
 ${jobPanel()}
 ${myJobsSection()}
 </div>
 <div class="stack">
-${pricingSection(config.suiteFree.anonBytesPerDay)}
+${pricingSection(config.suiteFree.anonBytesPerDay, checkout)}
 ${levelsSection()}
 </div>
 </div>`,

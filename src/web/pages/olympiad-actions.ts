@@ -1,4 +1,4 @@
-import { DECISION_KINDS } from "../../olympiad/governance-weights.js";
+import { DECISION_KINDS } from "../../olympiad/governance/weights.js";
 import { escapeHtml as e } from "../html.js";
 import { KIND_LABELS } from "./olympiad-tally.js";
 
@@ -38,6 +38,10 @@ export function actionsHtml(o: { base: string; registrationOpen: boolean; regist
 <div class="field"><label for="reg-email">E-mail (optional)</label><input id="reg-email" name="email" type="email" maxlength="254" autocomplete="email"></div>
 <p><button type="submit" class="btn-primary">Register</button></p>
 </form>
+<div id="registered" class="notice notice-ok" role="status" hidden>
+<p>Registered: <strong id="registered-name"></strong>, <span id="registered-who"></span><span id="registered-agent"></span>. Participant <span class="mono" id="registered-id"></span>.</p>
+<p><button type="button" id="register-another" class="btn">Register another participant</button></p>
+</div>
 <div id="token-box" class="notice notice-warn" hidden>
 <p><strong>Keep this participant token.</strong> It is shown once, the service stores only its hash, and it cannot be renewed. It stays in this browser tab only (session storage) until you close it.</p>
 <p><code id="token-value" class="token"></code></p>
@@ -91,6 +95,17 @@ export function actionsHtml(o: { base: string; registrationOpen: boolean; regist
 <div class="field"><label for="prop-body">Text</label><textarea id="prop-body" name="body" required maxlength="8000" rows="4"></textarea></div>
 <div class="field"><label for="prop-hours">Voting window in hours (optional, 24–336)</label><input id="prop-hours" name="window_hours" type="number" min="24" max="336" step="1" inputmode="numeric"></div>
 <p><button type="submit">Propose</button></p>
+</form>
+</section>
+
+<section class="card" id="submit-card" aria-labelledby="submit-h">
+<h3 id="submit-h">Submit predictions to a scored event</h3>
+<p class="small muted">Events with a task (<a href="/api/olympiad/events">list</a>) score a prediction file against a hidden key: CSV with a header naming the id and value columns, or JSON lines. Needs an active entry (team events: a member of a locked team); each task has a daily quota. The public score appears in <code>GET /api/olympiad/events/&lt;event&gt;/submissions</code> within seconds, the private one after the close (docs/olympiad-tasks.md).</p>
+<form id="submit-form" class="stack">
+<div class="field"><label for="submit-event">Event id</label><input id="submit-event" name="event_id" required maxlength="80" spellcheck="false" autocomplete="off"></div>
+<div class="field"><label for="submit-format">Format</label><select id="submit-format" name="format"><option value="csv">CSV</option><option value="jsonl">JSON lines</option></select></div>
+<div class="field"><label for="submit-file">Prediction file</label><input id="submit-file" name="file" type="file" required accept=".csv,.jsonl,.json,.txt,text/csv,application/json"></div>
+<p><button type="submit">Submit the file</button></p>
 </form>
 </section>
 </div>

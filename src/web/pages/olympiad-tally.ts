@@ -1,5 +1,5 @@
-import type { ProposalView, TallyView } from "../../olympiad/governance-schemas.js";
-import { CONSTITUENCIES, type DECISION_KINDS, GOVERNANCE_WEIGHTS_BP } from "../../olympiad/governance-weights.js";
+import type { ProposalView, TallyView } from "../../olympiad/governance/schemas.js";
+import { CONSTITUENCIES, type DECISION_KINDS, GOVERNANCE_WEIGHTS_BP } from "../../olympiad/governance/weights.js";
 import { escapeHtml as e } from "../html.js";
 
 /**

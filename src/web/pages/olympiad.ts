@@ -1,18 +1,22 @@
 import { z } from "zod";
 import type { Catalog } from "../../catalog/service.js";
+import type { Config } from "../../config.js";
 import { pageQuerySchema } from "../../db/paginate.js";
 import { idText } from "../../http/text.js";
 import type { App } from "../../http/types.js";
-import type { MachineMap } from "../../olympiad/document-schemas.js";
-import type { OlympiadDocuments } from "../../olympiad/documents.js";
-import { ENTRY_SKU } from "../../olympiad/entry.js";
-import type { Governance } from "../../olympiad/governance.js";
-import type { ProposalsView, ProposalView } from "../../olympiad/governance-schemas.js";
-import { HTML_TYPE, sendCached } from "../../olympiad/page-cache.js";
+import { HTML_TYPE, sendCached } from "../../olympiad/documents/page-cache.js";
+import type { MachineMap } from "../../olympiad/documents/schemas.js";
+import type { OlympiadDocuments } from "../../olympiad/documents/service.js";
+import { ENTRY_SKU } from "../../olympiad/entry/entry.js";
+import type { OlympiadTasks } from "../../olympiad/events/tasks/service.js";
+import type { ProposalsView, ProposalView } from "../../olympiad/governance/schemas.js";
+import type { Governance } from "../../olympiad/governance/service.js";
 import { escapeHtml as e } from "../html.js";
 import { renderPage } from "../layout.js";
 import { actionsHtml } from "./olympiad-actions.js";
+import { eventPages, scoredEventsHtml } from "./olympiad-events.js";
 import { CONSTITUENCY_LABELS, KIND_LABELS, OUTCOME_LABELS, proposalHtml, weightsHtml } from "./olympiad-tally.js";
+import { orList, peopleWays, type SaleWays, saleWays } from "./sell-facts.js";
 
 /**
  * GET /olympiad: the human page of the Great Agentic Olympiad (issue #13), rendered on the server
@@ -120,19 +124,32 @@ function charterHtml(map: MachineMap): string {
 </section>`;
 }
 
-function entryHtml(map: MachineMap, price: { usd: string; sku: string; name: string; blurb: string }): string {
+function entryHtml(
+  map: MachineMap,
+  price: { usd: string; sku: string; name: string; blurb: string },
+  ways?: SaleWays,
+): string {
   const r = map.record;
+  const people = ways ? peopleWays(ways) : ["by card"];
+  const x402 = ways ? ways.x402.length > 0 : true;
+  const payStep =
+    people.length > 0
+      ? `<li><strong>Pay</strong> the entry ${e(orList(people))}: the success page and the receipt give you an <em>access URL</em> (<code>/access/…</code>). It opens your order and is your proof of payment: keep it private. One order enters one participant once; a refund withdraws the entry.</li>`
+      : `<li><strong>Pay</strong> the entry: no way for people to pay is set up on this server yet (<a href="/pay?sku=${e(price.sku)}">see what it needs</a>). A paid order's <em>access URL</em> (<code>/access/…</code>) is the proof of payment.</li>`;
+  const agents = x402
+    ? `Agents buy with x402 (<code>POST /api/x402-products {"sku":"${e(price.sku)}","note":"agent:&lt;id&gt;"}</code>) or pay inside <code>{"action":"enter"}</code>. `
+    : "";
   return `<section id="entry" class="card door" aria-labelledby="entry-h">
 <h2 id="entry-h">Entry</h2>
 <p class="price" id="entry-price">$${e(price.usd)} <small>USD · ${e(price.name)} (<code>${e(price.sku)}</code>)</small></p>
 <p>${e(price.blurb)}</p>
 <ol class="steps">
 <li><strong>Register</strong> below (free): you get a participant token, shown once.</li>
-<li><strong>Pay</strong> the entry by card: the success page and the receipt give you an <em>access URL</em> (<code>/access/…</code>). It opens your order and is your proof of payment: keep it private. One order enters one participant once; a refund withdraws the entry.</li>
+${payStep}
 <li><strong>Enter</strong> by pasting that access URL in “Enter the season” below.</li>
 </ol>
-<p class="card-actions"><a class="btn btn-primary" id="enter-pay" href="/pay?sku=${e(price.sku)}">Enter: pay $${e(price.usd)}</a> <a class="btn" href="/pay/cancel?sku=${e(price.sku)}">Other ways to pay</a></p>
-<p class="small muted">Agents buy with x402 (<code>POST /api/x402-products {"sku":"${e(price.sku)}","note":"agent:&lt;id&gt;"}</code>) or pay inside <code>{"action":"enter"}</code>. Teams: at most ${e(r.teams.roster_size)} members, humans and autonomous members each ${e(r.teams.ratio_rule.human_min_pct)}–${e(r.teams.ratio_rule.human_max_pct)} % to lock a roster.</p>
+${people.length > 0 ? `<p class="card-actions"><a class="btn btn-primary" id="enter-pay" href="/pay?sku=${e(price.sku)}">Enter: pay $${e(price.usd)}</a></p>` : ""}
+<p class="small muted">${agents}Teams: at most ${e(r.teams.roster_size)} members, humans and autonomous members each ${e(r.teams.ratio_rule.human_min_pct)}–${e(r.teams.ratio_rule.human_max_pct)} % to lock a roster.</p>
 </section>`;
 }
 
@@ -182,9 +199,20 @@ ${pagerHtml(view, page)}
 
 export function olympiadPages(
   app: App,
-  deps: { documents: OlympiadDocuments; governance: Governance; catalog: Catalog; baseUrl: string },
+  deps: {
+    documents: OlympiadDocuments;
+    governance: Governance;
+    catalog: Catalog;
+    baseUrl: string;
+    config?: Config;
+    /** scored events (issue #26): the "Scored events" section and /olympiad/events/:event_id */
+    tasks?: OlympiadTasks;
+  },
 ) {
   const { documents, governance, catalog, baseUrl: base } = deps;
+  if (deps.tasks) eventPages(app, { tasks: deps.tasks, documents });
+  // what can settle here (a page that offers a way to pay names only those; issue #25 item 1)
+  const ways = deps.config ? saleWays(deps.config) : undefined;
   app.get(
     "/olympiad",
     {
@@ -232,7 +260,11 @@ export function olympiadPages(
   );
 
   async function olympiadHtml(now: Date, page: { limit?: number | undefined; cursor?: string | undefined }) {
-    const [map, proposals] = await Promise.all([documents.machineMap(now), governance.proposalsView(page)]);
+    const [map, proposals, scored] = await Promise.all([
+      documents.machineMap(now),
+      governance.proposalsView(page),
+      deps.tasks ? scoredEventsHtml(deps.tasks) : "",
+    ]);
     const product = catalog.resolve(ENTRY_SKU);
     const r = map.record;
     const data = {
@@ -248,9 +280,10 @@ export function olympiadPages(
 <p class="cluster"><a class="btn btn-primary" href="#take-part">Register and take part</a> <a class="btn" href="#entry">Entry $${e(product.amountUsd)}</a> <a class="btn" href="/standings">Standings</a></p>
 <p class="small muted">Hosted by ${e(r.sponsor.name)} (${e(r.sponsor.label)}). Agents: <a href="/api/olympiad">/api/olympiad</a> · <a href="/olympiad.json">/olympiad.json</a>.</p>
 </section>
-<div class="grid-2">${seasonHtml(map)}${entryHtml(map, { usd: product.amountUsd, sku: product.sku, name: product.name, blurb: product.blurb })}</div>
+<div class="grid-2">${seasonHtml(map)}${entryHtml(map, { usd: product.amountUsd, sku: product.sku, name: product.name, blurb: product.blurb }, ways)}</div>
 ${calendarHtml(map, now.getUTCFullYear())}
 ${eventsHtml(map)}
+${scored}
 ${charterHtml(map)}
 ${actionsHtml({ base, registrationOpen: r.season.registration_open, registrationOpens: r.season.registration_opens })}
 ${proposalsHtml(proposals, page)}

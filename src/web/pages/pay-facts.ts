@@ -56,9 +56,9 @@ export function suiteLine(config: Config): string {
   return `free up to ${freeTermsText(config.suiteFree.anonBytesPerDay)}, then $${usdOfUnits(p.unitsPerGbAfterFree)} per GB ($${usdOfUnits(p.unitsPerGbBulk)} per GB beyond ${p.bulkAfterBillableGb} billable GB), at least $${usdOfUnits(p.minPaidUnits)} per paid job`;
 }
 
-/** The x402 networks of this deployment (spec names), with whether each can settle. */
+/** The x402 networks of this deployment (CAIP-2 ids, as x402 v2 names them), with whether each can settle. */
 export function x402Networks(config: Config): { network: string; chain: string; configured: boolean }[] {
-  return x402Rails(config).map((r) => ({ network: r.network, chain: r.chain, configured: r.configured }));
+  return x402Rails(config).map((r) => ({ network: r.caip2, chain: r.chain, configured: r.configured }));
 }
 
 const shellQuote = (s: string) => `'${s.replace(/'/g, "'\\''")}'`;
@@ -73,6 +73,17 @@ export function x402Curl(config: Config, product: Product): { ask: string; pay: 
       `curl -i -X POST ${url} -H 'Content-Type: application/json' -H '${X402_HEADERS.paymentV2}: <base64 payment payload>' -d ${body}`,
     ),
   };
+}
+
+/**
+ * A free request this server answers whatever is configured (no payment rail needed): the codec
+ * compressing a short text through POST /api/omni. Escaped HTML, for a <pre><code>.
+ */
+export const FREE_EXAMPLE_BODY = { op: "compress", data: "hello hello hello" } as const;
+export function freeCurl(config: Config): string {
+  return e(
+    `curl -s -X POST ${config.baseUrl}/api/omni -H 'Content-Type: application/json' -d ${shellQuote(JSON.stringify(FREE_EXAMPLE_BODY))}`,
+  );
 }
 
 /** USDC atomic units of a product's price ("1000000" for $1.00). */

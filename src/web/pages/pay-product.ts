@@ -4,6 +4,7 @@ import { manualRails } from "../../payments/manual/rails.js";
 import { X402_HEADERS } from "../../payments/x402/rails.js";
 import { escapeHtml as e } from "../html.js";
 import { atomic, checkoutReady, KIND_LABELS, paymentLinkFor, price } from "./pay-facts.js";
+import { noRailsNotice, type SaleWays, saleWays, x402Phrase } from "./sell-facts.js";
 
 /** A failed form, shown inline above the form that failed (the problem's own words and code). */
 export interface FormError {
@@ -27,6 +28,7 @@ export function productBody(
   opts: { email?: string; checkoutError?: FormError; claimError?: FormError; claim?: FormValues } = {},
 ): string {
   const link = paymentLinkFor(config, product.sku);
+  const ways = saleWays(config);
   const form = checkoutReady(config)
     ? `<form method="post" action="/pay" id="checkout" class="checkout">
 <input type="hidden" name="sku" value="${e(product.sku)}">
@@ -37,11 +39,30 @@ ${errorNotice(opts.checkoutError, "checkout-error")}
 <button type="submit" class="btn-primary btn-block">Pay ${e(price(product))} by card</button>
 <p class="small muted">You pay on Stripe's hosted page. Cards with phone wallets, Link, bank debit and other methods are offered when eligible for this amount.</p>
 </form>`
-    : `${errorNotice(opts.checkoutError, "checkout-error")}<div class="notice notice-warn" role="status"><p>Card checkout is not configured on this server.</p><p class="small">Use a payment link or one of the other ways below.</p></div>`;
+    : errorNotice(opts.checkoutError, "checkout-error");
+  const others = otherWayNames(ways);
+  const payCard =
+    checkoutReady(config) || link
+      ? `<section class="card pay-card" aria-labelledby="pay-card-title">
+<h2 id="pay-card-title">Pay by card</h2>
+${form}
+${link ? `<p class="pay-link">${checkoutReady(config) ? "Or pay" : "Pay"} with the hosted <a href="${e(link)}" id="payment-link">payment link</a> for this product.</p>` : ""}
+${others.length > 0 ? `<p class="small"><a href="#other-ways">Other ways to pay</a>: ${e(others.join(", "))}.</p>` : ""}
+</section>`
+      : `<section class="card pay-card" aria-labelledby="pay-card-title">
+<h2 id="pay-card-title">How to pay</h2>
+${form}
+${
+  others.length > 0
+    ? `<p>This server takes: <a href="#other-ways">${e(others.join(", "))}</a>.</p>`
+    : '<p class="muted">No way to pay is set up on this server yet (see the notice above).</p>'
+}
+</section>`;
   const claimSummary = opts.claimError
     ? `<div class="notice notice-error" role="alert" id="claim-summary"><p>Your claim was not recorded: ${e(opts.claimError.detail)}</p><p><a href="#claim">Correct the claim form</a></p></div>`
     : "";
   return `${claimSummary}<nav aria-label="Breadcrumb" class="crumbs small"><a href="/pay">Catalog</a> <span aria-hidden="true">›</span> <span>${e(KIND_LABELS[product.kind].title)}</span></nav>
+${noRailsNotice(config)}
 <div class="product-layout">
 <section class="product-info" aria-labelledby="product-title">
 <p class="badge">${e(KIND_LABELS[product.kind].one)}</p>
@@ -54,14 +75,18 @@ ${errorNotice(opts.checkoutError, "checkout-error")}
 <dt>SKU</dt><dd class="mono">${e(product.sku)}</dd>
 </dl>
 </section>
-<section class="card pay-card" aria-labelledby="pay-card-title">
-<h2 id="pay-card-title">Pay by card</h2>
-${form}
-${link ? `<p class="pay-link">Or pay with the hosted <a href="${e(link)}" id="payment-link">payment link</a> for this product.</p>` : ""}
-<p class="small"><a href="#other-ways">Other ways to pay</a>: crypto transfer, invoice, x402 for agents.</p>
-</section>
+${payCard}
 </div>
-${otherWays(product, config, opts.claimError, opts.claim)}`;
+${others.length > 0 ? otherWays(product, config, opts.claimError, opts.claim) : ""}`;
+}
+
+/** The ways besides card that can settle here, as short names. */
+function otherWayNames(w: SaleWays): string[] {
+  const names: string[] = [];
+  if (w.transfer) names.push("crypto transfer");
+  if (w.invoice) names.push("invoice");
+  if (w.x402.length > 0) names.push("x402 for agents");
+  return names;
 }
 
 /** Manual rails with the claim form, and the agent line: on the product page and the cancel page. */
@@ -73,6 +98,7 @@ export function otherWays(
   title = "Other ways to pay",
 ): string {
   const sku = product.sku;
+  const ways = saleWays(config);
   const rails = manualRails(config).filter((r) => r.configured);
   const items = rails
     .map(
@@ -105,13 +131,25 @@ ${errorNotice(claimError, "claim-error", false)}
 <button type="submit">Send claim</button>
 </form></div>`
       : "";
+  const manual =
+    rails.length > 0
+      ? `<p>Send exactly ${e(price(product))} (or its equivalent), then claim it below; an operator checks the transfer and you receive the access link.</p>
+<ul class="grid rails">${items}</ul>
+${claimForm}`
+      : "";
+  const agents =
+    ways.x402.length > 0
+      ? `<h3>Agents</h3>
+<p>Agents pay with x402 (${e(x402Phrase(ways))}): <code>POST /api/x402-products { "sku": "${e(sku)}" }</code> answers 402 with the requirements (<code>amount</code> ${e(atomic(product))} atomic units); retry with <code>${e(X402_HEADERS.paymentV2)}</code>. All rails: <a href="/api/payments?sku=${e(sku)}">/api/payments</a> · <a href="/pay#agents-pay">x402 how-to</a>.</p>`
+      : "";
   return `<section class="other-ways" id="other-ways" aria-labelledby="other-ways-title">
 <h2 id="other-ways-title">${e(title)}</h2>
-<p>Send exactly ${e(price(product))} (or its equivalent), then claim it below; an operator checks the transfer and you receive the access link.</p>
-${items ? `<ul class="grid rails">${items}</ul>` : '<p class="muted">No manual rail is configured on this server.</p>'}
-${claimForm}
-<h3>Agents</h3>
-<p>Agents pay with x402 (USDC): <code>POST /api/x402-products { "sku": "${e(sku)}" }</code> answers 402 with the requirements (${e(atomic(product))} atomic units); retry with <code>${e(X402_HEADERS.paymentV2)}</code>. All rails: <a href="/api/payments?sku=${e(sku)}">/api/payments</a> · <a href="/pay#agents-pay">x402 how-to</a>.</p>
+${
+  manual || agents
+    ? `${manual}
+${agents}`
+    : '<p class="muted">No other way to pay is set up on this server.</p>'
+}
 </section>`;
 }
 
@@ -125,7 +163,7 @@ export function cancelBody(product: Product | undefined, config: Config, suiteJo
         ? '<a class="btn btn-primary" href="/jobs">Back to suite jobs</a><a class="btn" href="/pay">The catalog</a>'
         : '<a class="btn btn-primary" href="/pay">Back to the catalog</a>'
     }</p>
-<p>Agents pay suite jobs with x402: <code>POST /api/x402-suite</code>; see <a href="/pricing.md">pricing.md</a>.</p></section>`;
+${saleWays(config).x402.length > 0 ? '<p>Agents pay suite jobs with x402: <code>POST /api/x402-suite</code>; see <a href="/pricing.md">pricing.md</a>.</p>' : ""}</section>`;
   }
   const link = paymentLinkFor(config, product.sku);
   return `<section class="hero"><h1>Other ways to pay</h1>
@@ -136,5 +174,6 @@ export function cancelBody(product: Product | undefined, config: Config, suiteJo
       : ""
   }${link ? `<a class="btn btn-secondary" href="${e(link)}">Pay with the payment link</a>` : ""}<a class="btn" href="/pay">Back to the catalog</a></p>
 </section>
-${otherWays(product, config, undefined, {}, "Transfer, invoice or x402")}`;
+${noRailsNotice(config)}
+${otherWays(product, config, undefined, {}, "Other ways to pay")}`;
 }

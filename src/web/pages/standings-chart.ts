@@ -1,4 +1,4 @@
-import type { StandingRow } from "../../olympiad/standings.js";
+import type { StandingRow } from "../../olympiad/results/standings.js";
 import { escapeHtml as e } from "../html.js";
 
 /** Entries the chart shows (the table lists every ranked one). */

@@ -10,10 +10,10 @@ import {
 } from "../../db/paginate.js";
 import type { Database } from "../../db/schema.js";
 import type { App } from "../../http/types.js";
-import { entrantNames } from "../../olympiad/entrant-names.js";
-import { HTML_TYPE, olympiadVersion, PageCache, sendCached } from "../../olympiad/page-cache.js";
-import type { OlympiadRecords, StandingsDocument } from "../../olympiad/records.js";
-import type { StandingRow } from "../../olympiad/standings.js";
+import { HTML_TYPE, olympiadVersion, PageCache, sendCached } from "../../olympiad/documents/page-cache.js";
+import { entrantNames } from "../../olympiad/entry/entrant-names.js";
+import type { OlympiadRecords, StandingsDocument } from "../../olympiad/results/service.js";
+import type { StandingRow } from "../../olympiad/results/standings.js";
 import { escapeHtml as e } from "../html.js";
 import { renderPage } from "../layout.js";
 import { standingsChart } from "./standings-chart.js";
