@@ -52,6 +52,8 @@ export const RATE_LIMITED_ROUTES: readonly Limited[] = [
   // olympiad actions (register creates a participant; enter may settle an x402 payment) and MCP
   // calls (paid tools, codec work): every request counts, like the paid routes
   { method: "POST", path: "/api/olympiad", group: "paid" },
+  // olympiad submissions and finals (docs/olympiad-tasks.md): each parses a file of up to 512 KiB
+  { method: "POST", path: "/api/olympiad/events", prefix: true, group: "paid" },
   { method: "POST", path: "/mcp", group: "paid" },
   // identities
   { method: "POST", path: "/api/join-work", group: "join" },
@@ -103,6 +105,7 @@ export const MCP_TOOL_ROUTES: Readonly<Record<string, string | null>> = {
   bench: "/api/omni",
   olympiad_register: "/api/olympiad",
   olympiad_vote: "/api/olympiad",
+  olympiad_submit: "/api/olympiad/events",
 };
 
 /** The group a tool call counts in (undefined: not limited). */

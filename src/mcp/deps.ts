@@ -18,6 +18,7 @@ export type McpDeps = Pick<
   | "governance"
   | "olympiad"
   | "olympiadRecords"
+  | "olympiadTasks"
 > & {
   /**
    * Whether this deployment serves an HTTP route (the payments matrix lists only rails whose

@@ -10,6 +10,7 @@ import { registerBuyTool } from "./tools/buy.js";
 import { registerCodecTools } from "./tools/codec.js";
 import { registerJobTools } from "./tools/jobs.js";
 import { registerOlympiadTools } from "./tools/olympiad.js";
+import { registerOlympiadSubmitTool } from "./tools/olympiad-submit.js";
 import { registerStoreTools } from "./tools/store.js";
 
 /**
@@ -88,6 +89,7 @@ export function createMcpServer(deps: McpDeps, caller?: McpCaller): McpServer {
   registerJobTools(server, deps, caller);
   registerCodecTools(server, deps);
   registerOlympiadTools(server, deps, caller);
+  registerOlympiadSubmitTool(server, deps);
   registerResources(server, deps);
   return server;
 }

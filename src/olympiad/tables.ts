@@ -1,5 +1,7 @@
 /** The olympiad's tables (migration 0007). Timestamps are ISO 8601 text, as everywhere. */
 
+import type { TaskTables } from "./events/tasks/tables.js";
+
 export type Who = "agent_self" | "human_for_self" | "human_for_agent";
 
 export interface ParticipantRow {
@@ -126,7 +128,7 @@ export interface RoleRow {
   appointed_at: string;
 }
 
-export interface OlympiadTables {
+export interface OlympiadTables extends TaskTables {
   olympiad_participants: ParticipantRow;
   olympiad_intents: IntentRow;
   olympiad_entries: EntryRow;

@@ -42,7 +42,7 @@ const NOT_SERVICE_DIRS = ["src/agent/"];
 /** `code:` fields in these files are not problem codes. */
 const CODE_FIELDS_NOT_PROBLEMS = new Set([
   "src/config.ts", // zod issue codes of the settings parser
-  "src/olympiad/ratio.ts", // reasons inside a ratio_rule problem (`reasons[].code`), not problem codes
+  "src/olympiad/teams/ratio.ts", // reasons inside a ratio_rule problem (`reasons[].code`), not problem codes
   "src/orders/license-routes.ts", // the 200 answer's `code` (valid, revoked, refunded)
 ]);
 
@@ -62,7 +62,7 @@ const NOT_ANSWERED_REASONS = new Set([
 const TEMPLATES: Record<string, string[]> = {
   // src/identity/service.ts: the join-work text fields
   "${field}_invalid": ["name_invalid", "intent_invalid"],
-  // src/olympiad/entry.ts, src/orders/service.ts: an order that is not active
+  // src/olympiad/entry/entry.ts, src/orders/service.ts: an order that is not active
   "access_${order.status}": ["access_revoked", "access_refunded"],
   // src/jobs/transfer.ts: a job followed while its output is streamed ends without output
   "job_${job.state}": ["job_failed", "job_cancelled"],

@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Db } from "../../src/db/database.js";
-import { Governance } from "../../src/olympiad/governance.js";
+import { Governance } from "../../src/olympiad/governance/service.js";
 import type { ParticipantRow, Who } from "../../src/olympiad/tables.js";
 import { type TestApp, testApp } from "../support/app.js";
 import { ENGINES, freshDatabase } from "../support/databases.js";

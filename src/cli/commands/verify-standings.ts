@@ -1,5 +1,5 @@
 import fs from "node:fs/promises";
-import { verifyStandingsDocument } from "../../olympiad/verify.js";
+import { verifyStandingsDocument } from "../../olympiad/results/verify.js";
 import { type CliIO, type Command, UsageError } from "../command.js";
 
 /**

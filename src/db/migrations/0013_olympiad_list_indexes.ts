@@ -2,7 +2,7 @@ import type { Kysely } from "kysely";
 
 // Bounded olympiad lists (issue #21 item 5, docs/olympiad.md "Pages and caching"). A proposals page
 // is read in (opens_at desc, id desc) order from a cursor, and every request reads the data version
-// (src/olympiad/page-cache.ts): counts and latest timestamps of the olympiad tables. These indexes
+// (src/olympiad/documents/page-cache.ts): counts and latest timestamps of the olympiad tables. These indexes
 // answer both from the index alone. On SQLite that matters beyond speed: a proposal's 8,000-character
 // body spills into overflow pages stored before the later columns, so a scan for opens_at or
 // closes_at read every body and held the (synchronous) driver, and with it /healthz, for as long.

@@ -1,8 +1,8 @@
 import type { McpServer } from "@modelcontextprotocol/server";
 import { plainText } from "../../http/text.js";
-import { registerActionSchema, registerResultSchema } from "../../olympiad/action-schemas.js";
-import { voteActionSchema, voteResultSchema } from "../../olympiad/governance-schemas.js";
-import { registrationAnswer } from "../../olympiad/participants.js";
+import { registerActionSchema, registerResultSchema } from "../../olympiad/entry/action-schemas.js";
+import { registrationAnswer } from "../../olympiad/entry/participants.js";
+import { voteActionSchema, voteResultSchema } from "../../olympiad/governance/schemas.js";
 import type { McpCaller, McpDeps } from "../deps.js";
 import { outputOf, run } from "../results.js";
 
