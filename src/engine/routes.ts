@@ -1,14 +1,32 @@
 import type { FastifyError, FastifyReply, FastifySchemaCompiler } from "fastify";
 import { validatorCompiler } from "fastify-type-provider-zod";
-import { z } from "zod";
+import type { z } from "zod";
 import { sendProblem, toProblem } from "../http/errors.js";
-import { Problem, problemSchema } from "../http/problem.js";
+import { Problem } from "../http/problem.js";
 import type { App } from "../http/types.js";
 import type { IdentityService } from "../identity/service.js";
 import { decodeBase64, decodeData, encodeOutput, toBase64 } from "./data.js";
 import { CORPORA } from "./generators.js";
-import { CHAMBER_VALUES, LEVEL_VALUES, omniOp, webOp } from "./ops.js";
-import { DECLARED_TYPES, type EngineService, OPS, SUITE_POINTER, WEB_OPS } from "./service.js";
+import { omniOp, webOp } from "./ops.js";
+import {
+  binaryBodyDoc,
+  binaryQuery,
+  compressAnswer,
+  corpusBody,
+  dataBody,
+  decompressAnswer,
+  decompressBody,
+  decompressBodyDoc,
+  omniBody,
+  omniDescriptorAnswer,
+  omniResult,
+  PROBLEMS,
+  processAnswer,
+  webCodecBody,
+  webDescriptorAnswer,
+  webResult,
+} from "./schemas.js";
+import { type DECLARED_TYPES, type EngineService, SUITE_POINTER } from "./service.js";
 
 /**
  * The codec's HTTP face: /api/omni, /api/web-codec, /api/compress, /api/decompress, /api/process.
@@ -16,214 +34,6 @@ import { DECLARED_TYPES, type EngineService, OPS, SUITE_POINTER, WEB_OPS } from 
  * decoded as text), the codec body limit and the 413 problem that points to suite jobs apply to
  * these routes only.
  */
-
-const encoding = z.enum(["utf8", "base64"]);
-const levelSchema = z.enum(LEVEL_VALUES);
-const chamberSchema = z.enum(CHAMBER_VALUES);
-const declaredSchema = z.enum(DECLARED_TYPES);
-
-const featsSchema = z
-  .looseObject({
-    bytes: z.number(),
-    h0: z.number().describe("order-0 entropy of a sample, bits per byte"),
-    utf8: z.boolean(),
-  })
-  .describe("profile features (see docs/engine-api.md)");
-
-const printSchema = z.object({
-  dataset_print_id: z.string().describe("dp_… keyed hash (HMAC-SHA256) of the bytes"),
-  bytes: z.number().int(),
-  data_class: z.string(),
-  path: z.string(),
-  ratio: z.number().describe("original bytes / compressed bytes"),
-  label: z.string().describe("route label of the compression, e.g. omni/text"),
-  level: z.string(),
-  at: z.string(),
-});
-const fingerprintSchema = z.object({
-  dataset_print_id: z.string(),
-  bytes: z.number().int(),
-  data_class: z.string(),
-  path: z.string(),
-});
-const counselSchema = z
-  .object({ heart: z.string(), brain: z.string(), cloak: z.string() })
-  .describe("plain-language notes derived from this result; omitted when creator_counsel is false");
-const methodSchema = z.object({
-  method: z.string(),
-  bytes: z.number().int(),
-  ratio: z.number(),
-  compress_ms: z.number(),
-  decompress_ms: z.number(),
-  roundtrip: z.boolean(),
-});
-const barrelStateSchema = z.object({
-  barrel: z.string(),
-  chambers: z.array(z.string()),
-  rest: z.string(),
-  chamber: z.string().describe("current chamber: the one that fired last"),
-  fires: z.number().int(),
-  rotates: z.number().int().describe("fires whose chamber differed from the current one"),
-  counts: z.record(z.string(), z.number().int()),
-});
-
-const compressFields = {
-  path: z.string().describe("route label, e.g. omni/zrw"),
-  chamber: z.string(),
-  data_class: z.string(),
-  level: levelSchema,
-  bare: z.boolean(),
-  original_bytes: z.number().int(),
-  compressed_bytes: z.number().int(),
-  ratio: z.number(),
-  reason: z.string(),
-  verified: z.literal(true).describe("the container was decoded back byte for byte before answering"),
-  compress_ms: z.number(),
-  data: z.string().describe("the container, base64"),
-  encoding: z.literal("base64"),
-  print: printSchema.nullable().describe("the print recorded for the identified caller, else null"),
-};
-
-const decompressFields = {
-  original_bytes: z.number().int(),
-  compressed_bytes: z.number().int(),
-  level: levelSchema,
-  bare: z.boolean(),
-  legacy: z.boolean(),
-  checksum_verified: z.boolean(),
-  chambers: z.array(z.string()),
-  decompress_ms: z.number(),
-  data: z.string(),
-  encoding,
-};
-
-const benchFields = {
-  ok: z.boolean().describe("true only when every method decoded back byte for byte"),
-  verdict: z.string(),
-  roundtrip: z.boolean(),
-  level: levelSchema,
-  original_bytes: z.number().int(),
-  data_class: z.string(),
-  chamber: z.string(),
-  path: z.string(),
-  methods: z.array(methodSchema),
-  omni_vs_brotli: z.number().describe("omni bytes / brotli-11 bytes"),
-};
-
-const omniResult = z.discriminatedUnion("op", [
-  z.object({
-    op: z.enum(["profile", "route"]),
-    path: z.string(),
-    data_class: z.string(),
-    feats: featsSchema,
-    label: z.string(),
-    reason: z.string(),
-    chamber: z.string(),
-    candidates: z.array(z.string()),
-    level: levelSchema,
-  }),
-  z.object({
-    op: z.literal("compress"),
-    ok: z.literal(true),
-    engine: z.literal("omni"),
-    version: z.string(),
-    ...compressFields,
-  }),
-  z.object({ op: z.literal("decompress"), ok: z.literal(true), ...decompressFields }),
-  z.object({ op: z.literal("bench"), ...benchFields }),
-  z.object({
-    op: z.literal("barrel"),
-    barrel: z.object({ compress: barrelStateSchema, decompress: barrelStateSchema }),
-  }),
-  z.object({ op: z.literal("print"), print: fingerprintSchema, stored: z.literal(false) }),
-  z.object({
-    op: z.literal("prints"),
-    identity_id: z.string(),
-    total: z.number().int(),
-    limit: z.number().int(),
-    offset: z.number().int(),
-    next_offset: z.number().int().nullable(),
-    prints: z.array(printSchema),
-  }),
-]);
-
-const webResult = z.discriminatedUnion("op", [
-  z.object({
-    op: z.literal("compress"),
-    ok: z.literal(true),
-    engine: z.enum(["omni", "classic"]),
-    method: z.string().describe("omni, brotli-11 or gzip-9"),
-    path: z.string(),
-    chamber: z.string().nullable(),
-    level: levelSchema.nullable(),
-    data_class: z.string(),
-    original_bytes: z.number().int(),
-    compressed_bytes: z.number().int(),
-    ratio: z.number(),
-    sizes: z
-      .object({ "brotli-11": z.number().int(), "gzip-9": z.number().int() })
-      .optional()
-      .describe(
-        "measured sizes of the same input with brotli-11 and gzip-9 (node:zlib): always with engine classic; with engine omni when the request sets peers: true",
-      ),
-    verified: z.literal(true),
-    data: z.string(),
-    encoding: z.literal("base64"),
-    print: printSchema.nullable(),
-    counsel: counselSchema.optional(),
-  }),
-  z.object({
-    op: z.literal("decompress"),
-    ok: z.literal(true),
-    engine: z.enum(["omni", "classic"]),
-    method: z.string(),
-    original_bytes: z.number().int(),
-    compressed_bytes: z.number().int(),
-    data: z.string(),
-    encoding,
-    counsel: counselSchema.optional(),
-  }),
-  z.object({
-    op: z.literal("bench"),
-    engine: z.enum(["omni", "classic"]),
-    ...benchFields,
-    counsel: counselSchema.optional(),
-  }),
-]);
-
-const corpusFields = {
-  corpus: z.enum(CORPORA).describe("named deterministic generator (docs/engine-api.md)"),
-  n: z
-    .number()
-    .int()
-    .min(0)
-    .max(1 << 26)
-    .describe("values (int32 corpora) or bytes (text)"),
-  seed: z.number().int().min(0).max(0xffffffff).nullish().describe("PRNG seed, default 1"),
-};
-const corpusBody = z.object({
-  ...corpusFields,
-  level: levelSchema.nullish(),
-  bare: z.boolean().nullish(),
-});
-const dataBody = z.object({
-  data: z.string(),
-  encoding: encoding.nullish().describe("default base64"),
-  level: levelSchema.nullish(),
-  bare: z.boolean().nullish(),
-  type: declaredSchema.nullish(),
-});
-const decompressBody = z.object({
-  data: z.string().describe("the container, base64"),
-  encoding: z.literal("base64").nullish(),
-  output_encoding: encoding.nullish().describe("base64 (default) or utf8"),
-});
-const binaryQuery = z.object({
-  level: levelSchema.optional(),
-  bare: z.enum(["true", "false", "1", "0"]).optional(),
-  type: declaredSchema.optional(),
-  output_encoding: encoding.optional(),
-});
 
 /**
  * The raw-bytes routes take either an octet-stream Buffer or JSON, so their body schema documents
@@ -234,21 +44,6 @@ const bodyInHandler = ((req) =>
   req.httpPart === "body"
     ? (data: unknown) => ({ value: data })
     : validatorCompiler(req as never)) as FastifySchemaCompiler<z.ZodType> as never;
-
-const binaryBodyDoc = z
-  .union([corpusBody, dataBody])
-  .describe(
-    "JSON form; or send the raw bytes as application/octet-stream (options in the query string) for a binary answer",
-  );
-
-const PROBLEMS = {
-  400: problemSchema,
-  401: problemSchema,
-  413: problemSchema,
-  415: problemSchema,
-  422: problemSchema,
-  503: problemSchema,
-};
 
 const OCTET = "application/octet-stream";
 
@@ -308,7 +103,7 @@ export function engineRoutes(app: App, deps: { engine: EngineService; identities
         schema: {
           summary: "Engine descriptor: version, ops, paths, chambers, levels, limits",
           tags: ["codec"],
-          response: { 200: z.looseObject({ version: z.string(), endpoint: z.string(), ops: z.array(z.string()) }) },
+          response: { 200: omniDescriptorAnswer },
         },
       },
       async () => engine.engineDescriptor(),
@@ -323,18 +118,7 @@ export function engineRoutes(app: App, deps: { engine: EngineService; identities
           description:
             '`data` is utf8 text by default or base64 with `encoding: "base64"` (a container for decompress is always base64). compress and bench default to level max. A caller identified by `Authorization: Bearer <token>` or `X-Identity-Token` (POST /api/join-work) gets a print recorded on each compress; `prints` lists the caller\'s own (paginated with limit/offset). Limits: docs/engine-api.md.',
           tags: ["codec"],
-          body: z.object({
-            op: z.enum(OPS),
-            data: z.string().nullish(),
-            encoding: encoding.nullish(),
-            output_encoding: encoding.nullish().describe("decompress: base64 (default) or utf8"),
-            level: levelSchema.nullish().describe("default max"),
-            chamber: chamberSchema.nullish().describe("force a chamber (compress)"),
-            bare: z.boolean().nullish().describe("compress: bare stream without magic and checksum"),
-            type: declaredSchema.nullish().describe("declare the data type instead of detecting it"),
-            limit: z.number().int().min(1).max(100).nullish().describe("prints: page size (default 20)"),
-            offset: z.number().int().min(0).max(1_000_000_000).nullish().describe("prints: rows to skip"),
-          }),
+          body: omniBody,
           response: { 200: omniResult, ...PROBLEMS },
         },
       },
@@ -351,7 +135,7 @@ export function engineRoutes(app: App, deps: { engine: EngineService; identities
         schema: {
           summary: "Web codec descriptor: engine, ops, methods, strategy, counsel",
           tags: ["codec"],
-          response: { 200: z.looseObject({ version: z.string(), engine: z.string(), endpoint: z.string() }) },
+          response: { 200: webDescriptorAnswer },
         },
       },
       async () => engine.webDescriptor(),
@@ -366,22 +150,7 @@ export function engineRoutes(app: App, deps: { engine: EngineService; identities
           description:
             "Lossless always; the input is never rewritten. `creator_counsel` (default true) adds heart/brain/cloak notes derived from the result; false omits them.",
           tags: ["codec"],
-          body: z.object({
-            op: z.enum(WEB_OPS),
-            data: z.string().nullish(),
-            encoding: encoding.nullish(),
-            output_encoding: encoding.nullish(),
-            engine: z.enum(["omni", "classic"]).nullish().describe("default omni"),
-            creator_counsel: z.boolean().nullish(),
-            level: levelSchema.nullish(),
-            chamber: chamberSchema.nullish(),
-            peers: z
-              .boolean()
-              .nullish()
-              .describe(
-                "compress: also measure the gzip-9 and brotli-11 sizes of the same input (answer field sizes); the input then takes bench's limit",
-              ),
-          }),
+          body: webCodecBody,
           response: { 200: webResult, ...PROBLEMS },
         },
       },
@@ -404,14 +173,7 @@ export function engineRoutes(app: App, deps: { engine: EngineService; identities
           querystring: binaryQuery,
           body: binaryBodyDoc,
           response: {
-            200: z.object({
-              corpus: z.string().nullable(),
-              n: z.number().int().nullable(),
-              seed: z.number().int().nullable(),
-              engine: z.literal("omni"),
-              version: z.string(),
-              ...compressFields,
-            }),
+            200: compressAnswer,
             ...PROBLEMS,
           },
         },
@@ -478,10 +240,8 @@ export function engineRoutes(app: App, deps: { engine: EngineService; identities
           description: `Counterpart of POST /api/compress: an ${OCTET} container answers the raw bytes as ${OCTET} (sizes in headers); JSON { data (base64), output_encoding? } answers JSON. Framed, chunked, bare and legacy gzip containers are accepted. Output limits: docs/engine-api.md.`,
           tags: ["codec"],
           querystring: binaryQuery,
-          body: decompressBody.describe(
-            "JSON form; or send the container as application/octet-stream for the raw bytes as application/octet-stream",
-          ),
-          response: { 200: z.object({ ...decompressFields }), ...PROBLEMS },
+          body: decompressBodyDoc,
+          response: { 200: decompressAnswer, ...PROBLEMS },
         },
       },
       async (request, reply) => {
@@ -521,29 +281,7 @@ export function engineRoutes(app: App, deps: { engine: EngineService; identities
           querystring: binaryQuery,
           body: binaryBodyDoc,
           response: {
-            200: z.object({
-              ok: z.boolean(),
-              verdict: z.string(),
-              roundtrip: z.boolean(),
-              level: levelSchema,
-              corpus: z.string().nullable(),
-              n: z.number().int().nullable(),
-              seed: z.number().int().nullable(),
-              data_class: z.string(),
-              path: z.string(),
-              chamber: z.string(),
-              original_bytes: z.number().int(),
-              compressed_bytes: z.number().int(),
-              ratio: z.number(),
-              compress_ms: z.number(),
-              decompress_ms: z.number(),
-              methods: z.array(methodSchema),
-              omni_vs_brotli: z.number(),
-              omni_vs_gzip: z.number(),
-              winner: z.string(),
-              peers: z.object({ "gzip-9": methodSchema.nullable(), "brotli-11": methodSchema.nullable() }),
-              print: printSchema.nullable(),
-            }),
+            200: processAnswer,
             ...PROBLEMS,
           },
         },

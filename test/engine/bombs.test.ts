@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import zlib from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type ChamberName, compress, decodePoolState, type Level } from "../../src/codec/index.js";
+import { CHAMBER_NAMES, type ChamberName, compress, decodePoolState, type Level } from "../../src/codec/index.js";
 import { type TestApp, testApp } from "../support/app.js";
 
 /**
@@ -28,7 +28,7 @@ function handmade(chamber: number, declared: number, payload: number[]): Uint8Ar
   len.push(v);
   return Uint8Array.from([0xcf, 0x86, 1, 0, chamber, ...len, 0, ...payload, 0, 0, 0, 0]);
 }
-const ZRW = 5; // chamber id of zrw (index in CHAMBER_NAMES)
+const ZRW = CHAMBER_NAMES.indexOf("zrw"); // chamber id of zrw
 
 interface Bomb {
   name: string;

@@ -1,5 +1,6 @@
 import fs from "node:fs";
-import { type BenchResult, bench, LEVELS, type Level } from "../../codec/index.js";
+import { type BenchResult, bench } from "../../codec/api/bench.js";
+import { LEVELS, type Level } from "../../codec/chambers/types.js";
 import { type CliIO, type Command, UsageError } from "../command.js";
 import { codecFailure, fmt, levelOf, mib, parseCodecArgs } from "./compress.js";
 

@@ -1,12 +1,16 @@
 import fs from "node:fs";
 import { PassThrough, type Readable, Transform, Writable } from "node:stream";
 import { pipeline } from "node:stream/promises";
-import { CodecError, compressStream, compressWithReport, LEVELS, type Level } from "../../codec/index.js";
+import { compressWithReport } from "../../codec/api/compress.js";
+import { LEVELS, type Level } from "../../codec/chambers/types.js";
+import { CodecError } from "../../codec/errors.js";
 import { type CliIO, type Command, UsageError } from "../command.js";
 
 /**
  * `labphi compress [FILE] [-o OUT]`: the codec library on local files (no HTTP, no size limit).
  * This file also holds the small helpers the other codec commands share (decompress, profile, bench).
+ * The codec commands import the codec's modules (src/codec/api/) rather than its facade, and the
+ * stream modules only for inputs that need them, so a small file starts with what it uses.
  */
 
 export const DEFAULT_CHUNK = 4 * 1024 * 1024;
@@ -296,7 +300,7 @@ export const compressCommand: Command = {
     const input = rest ?? source(file, io);
     const written = await streamTo(out, io, input, [
       progressMeter(io, "compress", total, quiet),
-      compressStream({ ...opts, chunkSize: chunk }),
+      (await import("../../codec/api/stream.js")).compressStream({ ...opts, chunkSize: chunk }),
     ]);
     if (!quiet) {
       io.stderr.write(

@@ -1,6 +1,6 @@
 import fs from "node:fs";
 import { PassThrough, type Readable } from "node:stream";
-import { decompress, decompressStream, inspect } from "../../codec/index.js";
+import { decompress, inspect } from "../../codec/api/decompress.js";
 import { type CliIO, type Command, UsageError } from "../command.js";
 import {
   checkBinaryStdout,
@@ -140,7 +140,7 @@ export const decompressCommand: Command = {
 
     const written = await streamTo(out, io, all, [
       progressMeter(io, "decompress", total !== null && total >= PROGRESS_FROM ? total : null, quiet),
-      decompressStream({ maxOutputBytes }),
+      (await import("../../codec/api/stream.js")).decompressStream({ maxOutputBytes }),
     ]);
     if (!quiet) {
       io.stderr.write(

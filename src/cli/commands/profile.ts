@@ -1,4 +1,5 @@
-import { type DeclaredType, profile, route } from "../../codec/index.js";
+import { profile, route } from "../../codec/api/profile.js";
+import type { DeclaredType } from "../../codec/router/profile.js";
 import { type CliIO, type Command, UsageError } from "../command.js";
 import { codecFailure, fmt, levelOf, parseCodecArgs, readAll } from "./compress.js";
 
