@@ -1,5 +1,6 @@
 import { freeTermsText, priceJob, SUITE_PRICE, suitePricingRecord, usdOfUnits } from "../jobs/pricing.js";
 import { networkTitle } from "../payments/networks.js";
+import { orList, peopleWays, saleWays } from "../payments/sale-ways.js";
 import { centsToAtomic } from "../payments/x402/rails.js";
 import { VERSIONS } from "../versions.js";
 import { type DiscoveryContext, endpoint, overClientCap } from "./context.js";
@@ -10,10 +11,28 @@ import { caps } from "./facts.js";
 
 export const PRICING_PATH = "/pricing.md";
 
+/** Who can pay here and how: only the rails that can settle on this server (issue #25 item 1). */
+function payWays(ctx: DiscoveryContext): string {
+  const ways = saleWays(ctx.config);
+  const people = peopleWays(ways);
+  const parts: string[] = [];
+  if (ways.x402.length > 0) {
+    const networks = ctx.x402.rails.filter((r) => ways.x402.includes(r.network)).map((r) => networkTitle(r.network));
+    parts.push(
+      `Agents pay with x402 in USDC (6 decimals: 1 cent = 10,000 atomic units) on ${orList(networks.length > 0 ? networks : ways.x402)}.`,
+    );
+  }
+  if (people.length > 0) parts.push(`People pay ${orList(people)}.`);
+  if (parts.length === 0) {
+    parts.push("This server cannot take payments yet: no payment rail is configured (run `labphi doctor`).");
+  }
+  return parts.join(" ");
+}
+
 export function pricingMarkdown(ctx: DiscoveryContext): string {
   const out: string[] = [`# ${SERVICE_NAME} pricing`, ""];
   out.push(
-    `Prices in USD. Agents pay with x402 in USDC (6 decimals: 1 cent = 10,000 atomic units) on ${ctx.x402.rails.map((r) => networkTitle(r.network)).join(" and ")}; humans pay by card or invoice. Discovery version ${VERSIONS.discovery}.`,
+    `Prices in USD. ${payWays(ctx)} Discovery version ${VERSIONS.discovery}.`,
     "",
     "Every paid route answers 402 in two dialects at once, for the same price: x402 (`PAYMENT-REQUIRED`; pay in `PAYMENT-SIGNATURE`) and MPP (`WWW-Authenticate: Payment`, methods `evm` and `solana`, intent `charge`; pay in `Authorization: Payment <credential>`, or `Payment-Authorization` where `Authorization` carries a bearer token). One on-chain payment buys one item whichever dialect presents it.",
     "",

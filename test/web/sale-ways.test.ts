@@ -164,6 +164,13 @@ describe("a server where no payment rail can settle (the defaults)", () => {
     expect(validationSentence(reg.json())).toBe("Name: enter at least 1 character.");
     expect(validationSentence(reg.json(), { name: "Display name" })).toBe("Display name: enter at least 1 character.");
   });
+
+  it("/pricing.md claims no way to pay and says the server cannot take payments yet", async () => {
+    const md = (await t.app.inject({ method: "GET", url: "/pricing.md" })).body;
+    expect(md).not.toContain("Agents pay with x402");
+    expect(md).not.toContain("by card");
+    expect(md).toContain("This server cannot take payments yet");
+  });
 });
 
 describe("a server configured as `npm run sandbox` configures it (x402 on both chains, manual rails)", () => {
@@ -209,6 +216,14 @@ describe("a server configured as `npm run sandbox` configures it (x402 on both c
     expect(req.url).toBe("/api/x402-products");
     const r = await t.app.inject({ method: "POST", url: req.url, payload: req.body as object });
     expect(r.statusCode, r.body).toBe(402);
+  });
+
+  it("/pricing.md names the x402 networks and the people's rails that settle here, and no card", async () => {
+    const md = (await t.app.inject({ method: "GET", url: "/pricing.md" })).body;
+    expect(md).toContain("Agents pay with x402 in USDC");
+    expect(md).toContain("People pay by crypto transfer or by invoice.");
+    expect(md).not.toContain("by card");
+    expect(md).not.toContain("cannot take payments yet");
   });
 });
 
