@@ -1,6 +1,7 @@
 import type { Config } from "../config.js";
 import type { OrderView } from "../orders/service.js";
 import type { OrderRow } from "../orders/tables.js";
+import { BITCOIN_MAINNET, caip2 as networkCaip2, SOLANA_MAINNET } from "../payments/networks.js";
 import type { ReceiptFacts } from "./service.js";
 
 /**
@@ -16,8 +17,8 @@ import type { ReceiptFacts } from "./service.js";
  *   fixes it (Solana, Bitcoin) and its transaction, and no payer (a claimed sender is not proven).
  */
 
-export const SOLANA_MAINNET = "solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp";
-export const BITCOIN_MAINNET = "bip122:000000000019d6689c085ae165831e93";
+export { BITCOIN_MAINNET, SOLANA_MAINNET };
+
 const USDC_DECIMALS = 6;
 
 export interface OrderReceiptContext {
@@ -32,9 +33,7 @@ export function orderReceiptContext(config: Config): OrderReceiptContext {
 
 /** CAIP-2 of a stored network name (`solana-mainnet-beta` → `solana:5eykt…`; CAIP-2 as it is). */
 export function caip2(network: string): string {
-  if (network === "solana-mainnet-beta" || network === "solana") return SOLANA_MAINNET;
-  if (network === "base") return "eip155:8453";
-  return network;
+  return networkCaip2(network) ?? network;
 }
 
 /** The USDC asset of a CAIP-2 network (an EVM chain: the Base contract; Solana: the mint). */
