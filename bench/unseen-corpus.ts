@@ -2,7 +2,7 @@
  * Assemble codec corpora the engine was not built on, from files that `npm install` puts in
  * node_modules, so their figures in docs/codec.md can be regenerated:
  *
- *   npx tsx bench/unseen-corpus.ts DIR [a|b] && npx tsx bench/codec.ts --out DIR/results DIR
+ *   npx tsx bench/unseen-corpus.ts DIR [a|b] && npx tsx bench/codec.ts --no-system --out DIR/results DIR
  *
  * set a (the model's counter limit was chosen with an eye on it, so it is no longer unseen):
  *   text/   the first 600 KB of every LICENSE file and 1 MB of every README.md, in path order

@@ -1,4 +1,6 @@
+import os from "node:os";
 import { promisify } from "node:util";
+import { Worker } from "node:worker_threads";
 import zlib from "node:zlib";
 import { CodecError, fail } from "./errors.js";
 
@@ -87,10 +89,96 @@ export const gzipAsync = (data: Uint8Array, level = 9): Promise<Uint8Array> =>
     ? Promise.resolve().then(() => zlib.gzipSync(data, { level }))
     : promisify(zlib.gzip)(data, { level });
 
+/** inputs from this size up are zstd-coded on a worker thread (below, the hop costs more than it saves) */
+export const ZSTD_WORKER_MIN = 256 * 1024;
+/** zstd worker threads at most: one per core, up to 4 */
+export const ZSTD_POOL_SIZE = Math.max(1, Math.min(4, os.availableParallelism()));
+
+/**
+ * zstd at `level`. Inputs of ZSTD_WORKER_MIN bytes and more run on a small pool of worker threads
+ * (zstd-worker.mjs), so independent chunks of a large input are coded on every core at once and
+ * the caller's event loop stays free; smaller inputs, a thread that codes in its own thread
+ * (compressInCallingThread) or a pool that cannot start code here. Same bytes either way.
+ */
 export async function zstdCompress(data: Uint8Array, level: number): Promise<Uint8Array | null> {
   const z = await zstd();
   if (!z) return null;
+  if (data.length >= ZSTD_WORKER_MIN && !inCallingThread) {
+    const out = await zstdOnWorker(data, level);
+    if (out) return out;
+  }
   return z.compress(Buffer.from(data.buffer, data.byteOffset, data.byteLength), { compressionLevel: level });
+}
+
+interface ZstdJob {
+  data: Uint8Array;
+  level: number;
+  resolve: (out: Uint8Array | null) => void;
+}
+interface ZstdSlot {
+  worker: Worker;
+  job: ZstdJob | null;
+}
+const zstdSlots: ZstdSlot[] = [];
+const zstdQueue: ZstdJob[] = [];
+let zstdPoolBroken = false;
+
+function zstdSpawn(): ZstdSlot | null {
+  let worker: Worker;
+  try {
+    worker = new Worker(new URL("./zstd-worker.mjs", import.meta.url));
+  } catch {
+    zstdPoolBroken = true;
+    return null;
+  }
+  worker.unref();
+  const slot: ZstdSlot = { worker, job: null };
+  worker.on("message", (msg: { out?: Uint8Array }) => {
+    const job = slot.job;
+    slot.job = null;
+    job?.resolve(msg.out ?? null);
+    zstdPump();
+  });
+  const dead = (): void => {
+    const i = zstdSlots.indexOf(slot);
+    if (i >= 0) zstdSlots.splice(i, 1);
+    zstdPoolBroken = true; // from now on zstd runs in the calling thread
+    slot.job?.resolve(null);
+    slot.job = null;
+    for (const j of zstdQueue.splice(0)) j.resolve(null);
+  };
+  worker.on("error", dead);
+  worker.on("exit", dead);
+  zstdSlots.push(slot);
+  return slot;
+}
+
+function zstdPump(): void {
+  while (zstdQueue.length) {
+    let slot = zstdSlots.find((s) => !s.job);
+    if (!slot && zstdSlots.length < ZSTD_POOL_SIZE && !zstdPoolBroken) slot = zstdSpawn() ?? undefined;
+    if (!slot) return;
+    const job = zstdQueue.shift()!;
+    slot.job = job;
+    slot.worker.ref();
+    slot.worker.postMessage({ data: job.data, level: job.level });
+  }
+  for (const s of zstdSlots) if (!s.job) s.worker.unref();
+}
+
+/** null when no worker could run the job (the caller then codes in its own thread) */
+function zstdOnWorker(data: Uint8Array, level: number): Promise<Uint8Array | null> {
+  if (zstdPoolBroken) return Promise.resolve(null);
+  return new Promise((resolve) => {
+    zstdQueue.push({ data, level, resolve });
+    zstdPump();
+  });
+}
+
+/** stop the zstd workers (tests, shutdown); a later call starts new ones */
+export async function terminateZstdPool(): Promise<void> {
+  const all = zstdSlots.splice(0);
+  await Promise.all(all.map((s) => s.worker.terminate()));
 }
 
 export async function xzCompress(data: Uint8Array, preset: number): Promise<Uint8Array | null> {
@@ -149,7 +237,28 @@ export async function backendDecode(id: number, payload: Uint8Array, expected: n
   return out;
 }
 
+/** one-shot zstd decoding context: decodes straight into a buffer of the expected size */
+interface OneShot {
+  decompress(dst: Buffer, src: Uint8Array): number;
+}
+let zstdOneShot: OneShot | null | undefined;
+
 async function zstdBounded(z: Zstd, payload: Uint8Array, expected: number): Promise<Uint8Array> {
+  // fast path: ZSTD_decompressDCtx into exactly `expected` bytes (a longer stream fails for want of
+  // room, so memory stays bounded by the declared size); any failure falls back to the stream
+  // below, which reports the precise error
+  if (zstdOneShot === undefined) {
+    const dctx = (new z.Decompressor() as unknown as { dctx?: { decompress?: unknown } }).dctx;
+    zstdOneShot = typeof dctx?.decompress === "function" ? (dctx as unknown as OneShot) : null;
+  }
+  if (zstdOneShot) {
+    try {
+      const out = Buffer.allocUnsafe(expected);
+      if (zstdOneShot.decompress(out, payload) === expected) return out;
+    } catch {
+      // fall through to the stream
+    }
+  }
   const d = new z.DecompressStream();
   const chunks: Buffer[] = [];
   let total = 0;

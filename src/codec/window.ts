@@ -1,3 +1,4 @@
+import type { Level } from "./chambers/types.js";
 import { POOL_SIZE } from "./entropy/cm-pool.js";
 
 /**
@@ -5,6 +6,24 @@ import { POOL_SIZE } from "./entropy/cm-pool.js";
  * of other chambers decode quickly on the caller's thread, so a window this size costs nothing.
  */
 export const CHUNK_WINDOW = Math.max(2, POOL_SIZE);
+
+/** inputs of this size and more are cut into independent chunks at fast and balanced */
+export const PARALLEL_MIN_BYTES = 8 * 1024 * 1024;
+/**
+ * their chunk size: fixed (not derived from the core count), so the same input gives the same
+ * container on every machine; 4 MiB keeps zstd -19's 8 MiB window mostly in use
+ */
+export const PARALLEL_CHUNK_BYTES = 4 * 1024 * 1024;
+
+/**
+ * The chunk size compress() uses when the caller gives none: PARALLEL_CHUNK_BYTES for inputs of
+ * PARALLEL_MIN_BYTES or more at fast and balanced (the chunks are coded at once: zstd on its worker
+ * threads, brotli and xz on the libuv pool), none otherwise (max keeps one model over the whole
+ * input; its context-mixing segments already run on two threads).
+ */
+export function autoChunkSize(level: Level, length: number, bare: boolean): number | undefined {
+  return level !== "max" && !bare && length >= PARALLEL_MIN_BYTES ? PARALLEL_CHUNK_BYTES : undefined;
+}
 
 /**
  * Async jobs with at most `size` in flight, handed back in the order they were added. A job that

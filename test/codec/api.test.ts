@@ -119,7 +119,9 @@ describe("public API", () => {
 });
 
 describe("bench:codec --quick", () => {
-  it("runs on a folder, checks every round trip and writes JSON + Markdown", { timeout: 120_000 }, () => {
+  it("runs on a folder, checks every round trip, prints the frontier and writes JSON + Markdown", {
+    timeout: 180_000,
+  }, () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), "codec-bench-"));
     const corpus = path.join(dir, "corpus");
     mkdirSync(path.join(corpus, "text"), { recursive: true });
@@ -135,19 +137,46 @@ describe("bench:codec --quick", () => {
       JSON.stringify({ rows: Array.from({ length: 100 }, (_, i) => ({ i })) }),
     );
     const out = path.join(dir, "out");
-    const res = spawnSync(process.execPath, ["--import", "tsx", "bench/codec.ts", "--quick", "--out", out, corpus], {
-      encoding: "utf8",
-      cwd: path.resolve(__dirname, "../.."),
-    });
+    const res = spawnSync(
+      process.execPath,
+      [
+        "--import",
+        "tsx",
+        "bench/codec.ts",
+        "--quick",
+        "--no-system",
+        "--no-speedup",
+        "--peers",
+        "gzip",
+        "--out",
+        out,
+        corpus,
+      ],
+      { encoding: "utf8", cwd: path.resolve(__dirname, "../..") },
+    );
     expect(res.status, res.stderr).toBe(0);
-    const report = JSON.parse(readFileSync(path.join(out, "codec-quick.json"), "utf8"));
+    const report = JSON.parse(readFileSync(path.join(out, "codec-frontier-quick.json"), "utf8"));
     expect(report.meta.failures).toBe(0);
     expect(report.files.length).toBe(3);
+    const names = report.methods.map((m: { name: string }) => m.name);
+    expect(names).toEqual([
+      "omni fast",
+      "omni balanced",
+      "omni max",
+      ...Array.from({ length: 9 }, (_, i) => `gzip -${i + 1}`),
+    ]);
     for (const f of report.files) {
-      for (const cell of [...Object.values(f.omni), ...Object.values(f.peers)] as { ok: boolean }[])
-        expect(cell.ok).toBe(true);
+      expect(Object.keys(f.cells).length).toBe(12);
+      for (const cell of Object.values(f.cells) as { ok: boolean }[]) expect(cell.ok).toBe(true);
     }
-    expect(report.files.find((f: { path: string }) => f.path.endsWith(".i32")).bound).toBeGreaterThan(0);
-    expect(readFileSync(path.join(out, "codec-quick.md"), "utf8")).toMatch(/Per goal class/);
+    // every omni level has a pass/fail line for the frontier
+    for (const level of ["fast", "balanced", "max"])
+      expect(
+        report.check.lines.some((l: { target: string }) => l.target.startsWith(`omni ${level} is on the frontier`)),
+      ).toBe(true);
+    expect(res.stdout).toMatch(/Frontier/);
+    const md = readFileSync(path.join(out, "codec-frontier-quick.md"), "utf8");
+    expect(md).toMatch(/## Checks/);
+    expect(md).toMatch(/## Frontier/);
   });
 });

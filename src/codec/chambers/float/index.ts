@@ -3,7 +3,7 @@ import { decodeInts, encodeInts, MAX_ABS } from "../../entropy/intcoder.js";
 import { fail } from "../../errors.js";
 import { ByteReader, ByteWriter } from "../../format/varint.js";
 import { bestBackend } from "../general/index.js";
-import type { Chamber } from "../types.js";
+import type { Chamber, Level } from "../types.js";
 import { transpose, untranspose } from "../util.js";
 
 /**
@@ -116,7 +116,7 @@ export const float: Chamber = {
   },
 };
 
-async function encodeWidth(input: Uint8Array, width: 4 | 8, level: string) {
+async function encodeWidth(input: Uint8Array, width: 4 | 8, level: Level) {
   const vals = readFloats(input, width);
   const n = vals.length;
   const { e, hit } = pickExponent(vals, width);
@@ -149,11 +149,9 @@ async function encodeWidth(input: Uint8Array, width: 4 | 8, level: string) {
   // byte planes only when the decimal mode does not cover nearly every value
   if (hit < 0.99) {
     // plain byte planes (mode 2) are what the general chamber's stride transposition tries at
-    // max, so there only the XOR planes are coded here
-    for (const xor of level === "balanced" ? [true, false] : [true]) {
-      const b = await bestBackend(xorPlanes(input, width, xor), level === "max" ? "max" : "fast");
-      cands.push({ params: Uint8Array.of(width, xor ? 1 : 2, b.backend), payload: b.payload });
-    }
+    // balanced and max, so only the XOR planes are coded here (mode 2 still decodes)
+    const b = await bestBackend(xorPlanes(input, width, true), level);
+    cands.push({ params: Uint8Array.of(width, 1, b.backend), payload: b.payload });
   }
   let best = cands[0]!;
   for (const c of cands) if (c.payload.length < best.payload.length) best = c;
