@@ -27,10 +27,11 @@ import { quoteRoutes } from "./jobs/quotes/routes.js";
 import { jobRoutes } from "./jobs/routes.js";
 import { tusLockerFor } from "./jobs/tus-locker.js";
 import { mcpRoutes } from "./mcp/http.js";
-import { olympiadActionRoutes } from "./olympiad/action-routes.js";
-import { olympiadDocumentRoutes } from "./olympiad/document-routes.js";
-import { governanceRoutes } from "./olympiad/governance-routes.js";
-import { recordsRoutes } from "./olympiad/records-routes.js";
+import { olympiadDocumentRoutes } from "./olympiad/documents/routes.js";
+import { olympiadActionRoutes } from "./olympiad/entry/action-routes.js";
+import { taskRoutes } from "./olympiad/events/tasks/routes.js";
+import { governanceRoutes } from "./olympiad/governance/routes.js";
+import { recordsRoutes } from "./olympiad/results/routes.js";
 import { opsRoutes } from "./ops/routes.js";
 import { registerServiceMetrics } from "./ops/service-metrics.js";
 import { licenseRoutes } from "./orders/license-routes.js";
@@ -244,6 +245,8 @@ export async function buildApp(options: AppOptions): Promise<App> {
     governance: built.governance,
     catalog,
     baseUrl: config.baseUrl,
+    config,
+    tasks: built.olympiadTasks,
   });
   standingsPages(app, { records: built.olympiadRecords, db: db.kysely });
   // W-E end
@@ -285,6 +288,8 @@ export async function buildApp(options: AppOptions): Promise<App> {
   // olympiad routes: O3 end
   // olympiad routes: O4 begin
   recordsRoutes(app, { records: built.olympiadRecords, db: db.kysely, requireAdmin });
+  // scored olympiad events (issue #26, docs/olympiad-tasks.md)
+  taskRoutes(app, { tasks: built.olympiadTasks, participants: built.participants, requireAdmin });
   // olympiad routes: O4 end
   // M1 begin
   // The MCP server over streamable HTTP, built from the same services (docs/mcp.md).

@@ -257,6 +257,9 @@ const envSchema = z.object({
   OLYMPIAD_MAX_OPEN_PROPOSALS_PER_PARTICIPANT: intIn(0, 1_000_000, 3),
   OLYMPIAD_AGENT_CHALLENGE_TTL_SECONDS: intIn(30, 3600, 300),
   OLYMPIAD_REGISTRATIONS_PER_IP_PER_DAY: optionalIntIn(0, 1_000_000),
+  // scored olympiad events (docs/olympiad-tasks.md, docs/limits.md)
+  OLYMPIAD_SUBMISSION_MAX_BYTES: intIn(1024, 8 * 1024 * 1024, 512 * 1024),
+  OLYMPIAD_SCORING_POLL_SECONDS: optionalIntIn(0, 3600),
 });
 
 export type Env = z.infer<typeof envSchema>;
@@ -440,6 +443,13 @@ export interface Config {
     agentChallengeTtlSeconds: number;
     /** olympiad registrations per client IP (IPv6: /64) per UTC day; 0 = no daily limit */
     registrationsPerIpPerDay: number;
+  };
+  /** Scored olympiad events (src/olympiad/tasks, docs/olympiad-tasks.md). */
+  olympiadTasks: {
+    /** ceiling of any task's max_file_bytes (a submission's or public file's size); also of the answer key */
+    submissionMaxBytes: number;
+    /** how often the scoring sweep runs (pending submissions, due closes); 0 = not in this process */
+    scoringPollSeconds: number;
   };
 }
 
@@ -704,6 +714,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       maxOpenProposalsPerParticipant: e.OLYMPIAD_MAX_OPEN_PROPOSALS_PER_PARTICIPANT,
       agentChallengeTtlSeconds: e.OLYMPIAD_AGENT_CHALLENGE_TTL_SECONDS,
       registrationsPerIpPerDay: e.OLYMPIAD_REGISTRATIONS_PER_IP_PER_DAY ?? (nodeEnv === "test" ? 0 : 10),
+    },
+    olympiadTasks: {
+      submissionMaxBytes: e.OLYMPIAD_SUBMISSION_MAX_BYTES,
+      scoringPollSeconds: e.OLYMPIAD_SCORING_POLL_SECONDS ?? (nodeEnv === "test" ? 0 : 2),
     },
   };
 }

@@ -16,12 +16,13 @@ import { buildJobRuntime, type WorkerOptions } from "./jobs/runtime.js";
 import { JobService } from "./jobs/service.js";
 import type { ObjectStore } from "./jobs/storage/types.js";
 import { JobTransfers } from "./jobs/transfer.js";
-import { OlympiadDocuments, tableProviders } from "./olympiad/documents.js";
-import { OlympiadEntry } from "./olympiad/entry.js";
-import { Governance } from "./olympiad/governance.js";
-import { Participants } from "./olympiad/participants.js";
-import { OlympiadRecords } from "./olympiad/records.js";
-import { Teams } from "./olympiad/teams.js";
+import { OlympiadDocuments, tableProviders } from "./olympiad/documents/service.js";
+import { OlympiadEntry } from "./olympiad/entry/entry.js";
+import { Participants } from "./olympiad/entry/participants.js";
+import { OlympiadTasks } from "./olympiad/events/tasks/service.js";
+import { Governance } from "./olympiad/governance/service.js";
+import { OlympiadRecords } from "./olympiad/results/service.js";
+import { Teams } from "./olympiad/teams/service.js";
 import { LicenseService } from "./orders/license-routes.js";
 import { OrderRecovery } from "./orders/recovery.js";
 import { OrderService } from "./orders/service.js";
@@ -91,15 +92,15 @@ export interface Services {
   /** The retention sweep of job data (src/jobs/retention.ts): runs every JOB_SWEEP_INTERVAL_SECONDS. */
   retention: JobRetention | undefined;
   // olympiad service fields: O1 begin
-  /** The olympiad documents: GET /api/olympiad (record and views) and /olympiad.json (src/olympiad/documents.ts). */
+  /** The olympiad documents: GET /api/olympiad (record and views) and /olympiad.json (src/olympiad/documents/service.ts). */
   olympiad: OlympiadDocuments;
   // olympiad service fields: O1 end
   // olympiad service fields: O2 begin
-  /** Olympiad participants and their bearer tokens (src/olympiad/participants.ts). */
+  /** Olympiad participants and their bearer tokens (src/olympiad/entry/participants.ts). */
   participants: Participants;
-  /** Olympiad intents and paid entries (src/olympiad/entry.ts). */
+  /** Olympiad intents and paid entries (src/olympiad/entry/entry.ts). */
   olympiadEntry: OlympiadEntry;
-  /** Olympiad teams under the ratio rule (src/olympiad/teams.ts). */
+  /** Olympiad teams under the ratio rule (src/olympiad/teams/service.ts). */
   teams: Teams;
   // olympiad service fields: O2 end
   // olympiad service fields: O3 begin
@@ -107,9 +108,11 @@ export interface Services {
   governance: Governance;
   // olympiad service fields: O3 end
   // olympiad service fields: O4 begin
-  /** Olympiad records on hash chain `olympiad`, standings and their documents (src/olympiad/records.ts). */
+  /** Olympiad records on hash chain `olympiad`, standings and their documents (src/olympiad/results/service.ts). */
   olympiadRecords: OlympiadRecords;
   // olympiad service fields: O4 end
+  /** Scored olympiad events: tasks, submissions, the scoring sweep, leaderboards (src/olympiad/tasks). */
+  olympiadTasks: OlympiadTasks;
   /** Refunds, exactly once per order, and their reconciler (src/refunds). */
   refunds: RefundService;
   /** Signed job webhooks: the callback-URL check, the event outbox and its sender (src/webhooks). */
@@ -263,6 +266,9 @@ export async function buildServices(options: ServiceOptions): Promise<Services> 
     orders.audit(actor, action, subject, detail, trx),
   );
   // olympiad: records, standings, hash chain (O4) end
+  // olympiad: scored events (issue #26); the sweep runs every OLYMPIAD_SCORING_POLL_SECONDS (0: not here)
+  const olympiadTasks = new OlympiadTasks(db.kysely, config, olympiadRecords, (msg, err) => log.error({ err }, msg));
+  olympiadTasks.start(config.olympiadTasks.scoringPollSeconds * 1000);
   // olympiad: documents (O1): the proposals view is the governance service's, the records the records service's
   const olympiad = new OlympiadDocuments({
     config,
@@ -313,11 +319,13 @@ export async function buildServices(options: ServiceOptions): Promise<Services> 
     // olympiad returned services: O4 begin
     olympiadRecords,
     // olympiad returned services: O4 end
+    olympiadTasks,
     refunds,
     webhooks,
     close() {
       closed ??= (async () => {
         await webhooks.stop();
+        await olympiadTasks.stop();
         await closeJobs({ graceMs: 5_000 });
         await x402.stop();
         await refunds.stop();
