@@ -1,4 +1,5 @@
 import { PRODUCTS } from "../catalog/products.js";
+import { baseCaip2, SOLANA_MAINNET } from "../payments/networks.js";
 import { BUYER_USDC, type Sandbox } from "./start.js";
 
 /** The SKU the printed commands buy. */
@@ -21,8 +22,8 @@ export function sandboxBanner(s: Sandbox): string {
 Lab Phi sandbox: the service on local ledgers. Nothing here touches a real chain.
 
   service          ${s.url}   (SQLite in ${s.dataDir}, removed on exit)
-  Base (anvil)     ${s.base.rpcUrl}   chain id ${s.base.chainId}, USDC ${s.base.usdc}
-  Solana (LiteSVM) ${s.solana.rpcUrl}   USDC mint ${s.solana.mint}
+  Base (anvil)     ${s.base.rpcUrl}   network ${baseCaip2(s.base.chainId)} (chain id ${s.base.chainId}), USDC ${s.base.usdc}
+  Solana (LiteSVM) ${s.solana.rpcUrl}   network ${SOLANA_MAINNET}, USDC mint ${s.solana.mint}
   seller           Base ${s.base.seller}   Solana ${s.solana.seller}
   buyer            Base ${s.buyer.evmAddress}   Solana ${s.buyer.svmAddress}
                    ${usd(BUYER_USDC)} USDC on each chain, plus gas

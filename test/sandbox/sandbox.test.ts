@@ -120,6 +120,8 @@ describe("labphi sandbox (a real process: local ledgers, the service, a funded b
     expect(sb.stdout()).toContain(`labphi agent buy ${SANDBOX_SKU}`);
     expect(sb.stdout()).toContain(`node examples/x402-fetch-buy.mjs ${SANDBOX_SKU}`);
     expect(sb.stdout()).toContain("chain id 8453");
+    expect(sb.stdout()).toContain("network eip155:8453");
+    expect(sb.stdout()).toContain("network solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp");
     expect(fs.existsSync(path.join(sb.dataDir, "labphi.sqlite"))).toBe(true);
     // keys go to stdout only, never to the progress log
     expect(sb.stderr()).not.toContain(sb.env.LABPHI_AGENT_EVM_KEY);
