@@ -48,8 +48,13 @@ async function main(): Promise<void> {
     `Lab Phi is serving ${config.baseUrl} (listening on ${address})`,
   );
   // One line per payment rail: can settle here, or the settings it needs (names only, no values).
+  // Logs stay JSON for machines; a person at a terminal also gets the same lines as plain text.
   const { railSummaryLines } = await import("./payments/readiness.js");
-  for (const line of railSummaryLines(config)) app.log.info(line.trim());
+  const lines = railSummaryLines(config);
+  for (const line of lines) app.log.info(line.trim());
+  if (process.stderr.isTTY) {
+    process.stderr.write(`\nLab Phi is serving ${config.baseUrl}\n${lines.map((l) => `  ${l}`).join("\n")}\n\n`);
+  }
 }
 
 main().catch((err) => {
