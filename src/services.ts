@@ -19,7 +19,7 @@ import { JobTransfers } from "./jobs/transfer.js";
 import { OlympiadDocuments, tableProviders } from "./olympiad/documents/service.js";
 import { OlympiadEntry } from "./olympiad/entry/entry.js";
 import { Participants } from "./olympiad/entry/participants.js";
-import { OlympiadTasks } from "./olympiad/events/tasks/service.js";
+import { OlympiadTasks, SCORE_TASK } from "./olympiad/events/tasks/service.js";
 import { Governance } from "./olympiad/governance/service.js";
 import { OlympiadRecords } from "./olympiad/results/service.js";
 import { Teams } from "./olympiad/teams/service.js";
@@ -188,6 +188,9 @@ export async function buildServices(options: ServiceOptions): Promise<Services> 
     ipKey: keys.identityToken,
     checkCallback: (url): Promise<string> => webhooks.check(url),
   });
+  // the runner also works the olympiad's scoring tasks (issue #26); their service is built below,
+  // so a task taken before that is retried a second later
+  let olympiadScorer: OlympiadTasks | undefined;
   const {
     storage,
     runner,
@@ -201,6 +204,15 @@ export async function buildServices(options: ServiceOptions): Promise<Services> 
     warn: (line) => log.warn(line),
     // job data expires (JOB_RETENTION_HOURS); the service also cleans its tus spool
     sweep: true,
+    tasks: {
+      [SCORE_TASK]: {
+        run: (payload) => {
+          if (!olympiadScorer) throw new Error("olympiad scoring is not ready yet");
+          return olympiadScorer.scoreTask(payload);
+        },
+        failed: (f) => log.warn(`olympiad scoring task ${f.id} failed (the sweep scores its rows): ${f.reason}`),
+      },
+    },
     // a decompress job whose records declare more than its quote is refused with a fresh quote (issue #21)
     requote: (job, bytes) =>
       quotes.quote(
@@ -269,6 +281,9 @@ export async function buildServices(options: ServiceOptions): Promise<Services> 
   // olympiad: scored events (issue #26); the sweep runs every OLYMPIAD_SCORING_POLL_SECONDS (0: not here)
   const olympiadTasks = new OlympiadTasks(db.kysely, config, olympiadRecords, (msg, err) => log.error({ err }, msg));
   olympiadTasks.start(config.olympiadTasks.scoringPollSeconds * 1000);
+  // each accepted submission enqueues `olympiad-score`, worked by this process's runner or a `labphi worker`
+  olympiadTasks.useQueue(runner.queue);
+  olympiadScorer = olympiadTasks;
   // olympiad: documents (O1): the proposals view is the governance service's, the records the records service's
   const olympiad = new OlympiadDocuments({
     config,

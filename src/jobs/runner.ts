@@ -32,6 +32,8 @@ import { DEFAULT_CHUNK_BYTES } from "./units.js";
  * a redelivered task whose segment is done does nothing, the job is finalized once (`done`, with
  * the SHA-256 of the whole output), and a segment that fails its last attempt fails the job with
  * `error_code` / `error_detail`.
+ * The queue's other tasks (e.g. `olympiad-score`) are dispatched by name to the routes given in
+ * `RunnerOptions.tasks` (`handle`); an unknown name fails at once.
  */
 
 export const SEGMENT_TASK = "segment";
@@ -60,6 +62,17 @@ export interface RunnerOptions {
   beforeSegment?: (jobId: string, idx: number, attempt: number) => void | Promise<void>;
   /** A fresh quote for a refused decompress job's declared output (the quote service's). */
   requote?: (job: JobRow, bytes: number) => Promise<QuoteView>;
+  /**
+   * Other tasks this process works from the same queue, by task name (e.g. `olympiad-score`, wired
+   * in src/services.ts), so the runner imports none of their modules. `segment` is always the runner's.
+   */
+  tasks?: Readonly<Record<string, TaskRoute>>;
+}
+
+/** How the runner works one kind of task: `run` per attempt, `failed` once it failed for good. */
+export interface TaskRoute {
+  run(payload: unknown, ctx: TaskContext): Promise<void>;
+  failed?(failure: TaskFailure): Promise<void> | void;
 }
 
 interface SegmentPayload {
@@ -92,6 +105,8 @@ export class JobRunner implements JobScheduler {
    * identity), from the quote service; a process without it (a `labphi worker`) refuses without one.
    */
   private readonly requote: RunnerOptions["requote"];
+  /** The dispatch table: task name → route (the runner's segments, and the injected ones). */
+  private readonly routes: ReadonlyMap<string, TaskRoute>;
 
   constructor(private readonly opts: RunnerOptions) {
     this.db = opts.db;
@@ -100,6 +115,10 @@ export class JobRunner implements JobScheduler {
     this.requote = opts.requote;
     this.log = opts.log ?? (() => {});
     this.execution = new SegmentExecution({ ...opts, log: this.log });
+    this.routes = new Map<string, TaskRoute>([
+      ...Object.entries(opts.tasks ?? {}),
+      [SEGMENT_TASK, { run: (payload, ctx) => this.handleSegment(payload, ctx), failed: (f) => this.segmentFailed(f) }],
+    ]);
   }
 
   /** Starts this process's segment workers, then re-plans jobs left queued or running. */
@@ -107,7 +126,7 @@ export class JobRunner implements JobScheduler {
     await this.queue.start();
     await this.queue.work((name, payload, ctx) => this.handle(name, payload, ctx), {
       concurrency: this.opts.concurrency,
-      onFailed: (f) => this.segmentFailed(f),
+      onFailed: (f) => this.routes.get(f.name)?.failed?.(f),
     });
     this.working = true;
     // the codec threads load while the worker waits for its first segment
@@ -266,8 +285,14 @@ export class JobRunner implements JobScheduler {
 
   // ---------------------------------------------------------------- one segment
 
+  /** Runs one task by its name (the dispatch table); an unknown name fails it at once. */
   async handle(name: string, payload: unknown, ctx: TaskContext): Promise<void> {
-    if (name !== SEGMENT_TASK) throw new PermanentTaskError(`unknown task ${name}`, "bug");
+    const route = this.routes.get(name);
+    if (!route) throw new PermanentTaskError(`unknown task ${name}`, "bug");
+    await route.run(payload, ctx);
+  }
+
+  private async handleSegment(payload: unknown, ctx: TaskContext): Promise<void> {
     const { job: jobId, idx } = payload as SegmentPayload;
     const gen = (payload as SegmentPayload).gen ?? null;
     const job = await jobStore.job(this.db, jobId);

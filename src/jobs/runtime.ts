@@ -53,6 +53,8 @@ export async function buildJobRuntime(options: {
    * without it (a `labphi worker`) refuses without one.
    */
   requote?: RunnerOptions["requote"];
+  /** Other tasks the runner works by name (e.g. the olympiad's `olympiad-score`, src/services.ts). */
+  tasks?: RunnerOptions["tasks"];
 }): Promise<JobRuntime> {
   const { config, db, worker } = options;
   const storage = createObjectStore(config);
@@ -67,6 +69,7 @@ export async function buildJobRuntime(options: {
     log: worker.say ?? options.info,
     warm: worker.warm ?? false,
     ...(options.requote ? { requote: options.requote } : {}),
+    ...(options.tasks ? { tasks: options.tasks } : {}),
   });
   if (worker.start) await runner.start();
   const retention = options.sweep

@@ -2,6 +2,7 @@ import v8 from "node:v8";
 import { openDatabase } from "../../db/database.js";
 import { migrateToLatest } from "../../db/migrate.js";
 import { buildJobRuntime } from "../../jobs/runtime.js";
+import { SCORE_TASK, workerScorer } from "../../olympiad/events/tasks/queue-task.js";
 import { type CliIO, type Command, EX_CONFIG, settingsOf, UsageError } from "../command.js";
 import { parseCodecArgs } from "./compress.js";
 
@@ -61,10 +62,26 @@ export const workerCommand: Command = {
     // runs segment workers (the reconciler and the HTTP routes belong to the service).
     // Only the suite-job runtime (object store, queue, runner): the same builder as the web
     // service's, without the rest of the services' module graph (payments, HTTP).
+    // it also scores olympiad submissions (`olympiad-score`); the scorer loads with the first one
+    let scorer: ReturnType<typeof workerScorer> | undefined;
     const jobs = await buildJobRuntime({
       config,
       db,
       worker: { start: true, concurrency, threads, say, warm: true },
+      tasks: {
+        [SCORE_TASK]: {
+          run: async (payload) => {
+            scorer ??= workerScorer(db.kysely, config, (msg, err) => say(`${msg}: ${String(err)}`)).catch((err) => {
+              scorer = undefined; // loaded again by the retry
+              throw err;
+            });
+            await (await scorer).scoreTask(payload);
+          },
+          failed: (f) => {
+            say(`olympiad scoring task ${f.id} failed (the service's sweep scores its rows): ${f.reason}`);
+          },
+        },
+      },
       info: say,
       warn: (line) => say(`warning: ${line}`),
     });

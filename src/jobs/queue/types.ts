@@ -1,7 +1,9 @@
 import os from "node:os";
 
 /**
- * The task queue the suite-job runner stands on (issue #10). Two implementations share this
+ * The task queue the suite-job runner stands on (issue #10). Its tasks are named: `segment` (a suite
+ * job's segment) and `olympiad-score` (issue #26); the runner dispatches them by name (runner.ts,
+ * `RunnerOptions.tasks`). Two implementations share this
  * interface and one contract-test suite (test/jobs/queue.contract.test.ts):
  *
  * - `TableTaskQueue` (sqlite.ts): a small in-process queue on the `queue_tasks` table, the SQLite

@@ -146,6 +146,14 @@ describe.each(ENGINES)("scored olympiad events (%s)", (engine) => {
     });
   const putTask = (payload: Record<string, unknown>, event = ev, headers: Record<string, string> = admin) =>
     app.inject({ method: "PUT", url: `/api/admin/olympiad/events/${event}/task`, headers, payload });
+  /** The submission's scoring task on the job queue (`olympiad-score:<event>:<submission>`) has run. */
+  const scoredByQueue = async (submissionId: string, event = ev) => {
+    const id = `olympiad-score:${event}:${submissionId}`;
+    await vi.waitFor(async () => expect((await app.services.runner.queue.status(id))?.state).toBe("done"), {
+      timeout: 15_000,
+      interval: 100,
+    });
+  };
   const task = (over: Record<string, unknown> = {}) => ({
     description: "Label each row: cat, dog or emu.",
     metric: "accuracy",
@@ -314,7 +322,8 @@ describe.each(ENGINES)("scored olympiad events (%s)", (engine) => {
     clock = new Date("2026-08-11T09:00:00Z");
   });
 
-  it("scores on the sweep: public score shown, private score hidden", async () => {
+  it("scores on the job queue (sweep off): public score shown, private score hidden", async () => {
+    // OLYMPIAD_SCORING_POLL_SECONDS is 0 here: no sweep runs, only the queue's task can score
     const sha = createHash("sha256").update(fileB).digest("hex");
     const b = await submit("b", fileB);
     expect(b.statusCode).toBe(202);
@@ -336,14 +345,15 @@ describe.each(ENGINES)("scored olympiad events (%s)", (engine) => {
         sha256: createHash("sha256").update(fileC).digest("hex"),
         quota: { used: 1, daily_quota: 3 },
       });
+      await scoredByQueue((ok.structuredContent as { submission_id: string }).submission_id);
     } finally {
       await client.close();
     }
-    const before = await app.inject({ method: "GET", url: `${base}/submissions`, headers: as("b") });
-    expect(before.json().submissions[0].status).toBe("pending");
-
-    const swept = await app.services.olympiadTasks.sweep();
-    expect(swept.scored).toBeGreaterThanOrEqual(5);
+    await scoredByQueue(b.json().submission_id);
+    // one task per submission: a's three of the quota test were scored the same way
+    const tasks = await db.kysely.selectFrom("olympiad_submissions").select("id").where("event_id", "=", ev).execute();
+    for (const t of tasks) await scoredByQueue(t.id);
+    expect(await app.services.olympiadTasks.sweep()).toEqual({ scored: 0, closed: 0 });
     const mine = await app.inject({ method: "GET", url: `${base}/submissions`, headers: as("b") });
     expect(mine.json().submissions[0]).toMatchObject({
       status: "scored",
@@ -547,6 +557,12 @@ describe.each(ENGINES)("scored olympiad events (%s)", (engine) => {
         )
       ).statusCode,
     ).toBe(202);
+    const rmseSubs = await db.kysely
+      .selectFrom("olympiad_submissions")
+      .select("id")
+      .where("event_id", "=", rmseEvent.id)
+      .execute();
+    for (const t of rmseSubs) await scoredByQueue(t.id, rmseEvent.id);
     await app.services.olympiadTasks.sweep();
     clock = new Date("2026-08-25T00:00:00Z");
     expect((await app.services.olympiadTasks.sweep()).closed).toBe(1);
@@ -575,9 +591,26 @@ describe.each(ENGINES)("scored olympiad events (%s)", (engine) => {
     clock = new Date("2026-07-25T00:00:00Z");
     expect((await putTask(task(), other.id)).statusCode).toBe(201);
     clock = new Date("2026-08-12T00:00:00Z");
+    // another scorer holds the event's lease: the queued task finds it busy and waits for a retry
+    const hold = (until: string | null) =>
+      db.kysely
+        .updateTable("olympiad_tasks")
+        .set({ scoring_lease_until: until, scoring_owner: until ? "someone-else" : null })
+        .where("event_id", "=", other.id)
+        .execute();
+    await hold("2099-01-01T00:00:00.000Z");
     const r = await submit("b", fileB, "csv", other.id);
     expect(r.statusCode).toBe(202);
+    const taskId = `olympiad-score:${other.id}:${r.json().submission_id}`;
+    await vi.waitFor(
+      async () => expect((await app.services.runner.queue.status(taskId))?.attempts).toBeGreaterThan(0),
+      {
+        timeout: 15_000,
+        interval: 100,
+      },
+    );
     await app.close();
+    await hold(null);
     const status = async () =>
       (
         await db.kysely
@@ -587,10 +620,11 @@ describe.each(ENGINES)("scored olympiad events (%s)", (engine) => {
           .executeTakeFirstOrThrow()
       ).status;
     expect(await status()).toBe("pending");
-    // the restarted service's own sweep (every second here) scores it: nobody calls sweep()
-    app = await appOn(db, { ...ENV, OLYMPIAD_SCORING_POLL_SECONDS: "1" });
+    // the restarted service's queue runs the task again (its sweep is off): nobody calls sweep()
+    app = await appOn(db, { ...ENV, OLYMPIAD_SCORING_POLL_SECONDS: "0" });
     setClock(app);
-    await vi.waitFor(async () => expect(await status()).toBe("scored"), { timeout: 15_000, interval: 200 });
+    await vi.waitFor(async () => expect(await status()).toBe("scored"), { timeout: 30_000, interval: 200 });
+    expect((await app.services.runner.queue.status(taskId))?.state).toBe("done");
     const mine = (
       await app.inject({ method: "GET", url: `/api/olympiad/events/${other.id}/submissions`, headers: as("b") })
     ).json();

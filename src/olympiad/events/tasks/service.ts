@@ -4,6 +4,7 @@ import type { Config } from "../../../config.js";
 import type { Executor } from "../../../db/executor.js";
 import type { Database } from "../../../db/schema.js";
 import { badRequest, conflict, notFound, Problem } from "../../../http/problem.js";
+import { PermanentTaskError, type TaskQueue } from "../../../jobs/queue/types.js";
 import { entryStore } from "../../entry/entry.js";
 import type { OlympiadRecords } from "../../results/service.js";
 import { type RecordBody, type ResultLine, ranksFromScores } from "../../results/standings.js";
@@ -12,16 +13,18 @@ import type { ParticipantRow } from "../../tables.js";
 import { EVENTS, eventById, type OlympiadEvent } from "../events.js";
 import { type Metric, type MetricId, metricOf, type Pair, scoreText, type Value } from "./metrics.js";
 import { checkAgainstKey, type FileFormat, type Issue, parseTable, type TableRow } from "./parse.js";
+import { SCORE_TASK, scoreTaskId } from "./queue-task.js";
 import { compareScores, isPublicRow, sha256Hex } from "./split.js";
 import type { SubmissionRow, TaskFileRow, TaskRow } from "./tables.js";
 
 /**
  * Scored olympiad events (docs/olympiad-tasks.md): an operator attaches a task (description,
  * public files, hidden key, metric, split, window, quota) to one of the 40 events; entered
- * participants (or teams through their entered members) submit prediction files; a sweep scores
- * pending submissions one event at a time (a lease on the task row, so one scorer per event across
- * instances; a pending row survives a restart) and, at the close, ranks each entrant's finals on the
- * private part and appends the result set to chain `olympiad` with its evidence.
+ * participants (or teams through their entered members) submit prediction files; a job-queue task
+ * per submission (`olympiad-score`, queue-task.ts) scores the event's pending submissions under the
+ * event's lease (a lease on the task row, so one scorer per event across workers; the queued task
+ * survives a restart); the sweep, a safety net, scores rows left pending and, at the close, ranks
+ * each entrant's finals on the private part and appends the result set to chain `olympiad` with its evidence.
  */
 
 export const DEFAULT_PUBLIC_PCT = 30;
@@ -31,6 +34,8 @@ export const MAX_FILES = 10;
 /** how long a scorer holds an event; a crashed scorer's event is taken over after it */
 export const SCORING_LEASE_MS = 60_000;
 export const SCORER_ACTOR = "olympiad:scorer";
+/** Starts per scoring task: a busy event lease is retried 1, 2, 4, 8 s later; then the sweep has it. */
+export const SCORE_TASK_ATTEMPTS = 5;
 
 export interface TaskInput {
   description: string;
@@ -70,12 +75,16 @@ function invalidSubmission(issues: Issue[]): Problem {
   );
 }
 
+export { SCORE_TASK, scoreTaskId };
+
 export class OlympiadTasks {
   now: () => Date;
   private readonly owner = randomUUID();
   private timer: NodeJS.Timeout | undefined;
   private sweeping: Promise<unknown> | undefined;
   private readonly keyCache = new Map<string, { values: Map<string, Value>; publicIds: Set<string> }>();
+  /** The suite's task queue: each accepted submission enqueues a scoring task (`useQueue`). */
+  private queue: Pick<TaskQueue, "enqueue"> | undefined;
 
   constructor(
     readonly db: Kysely<Database>,
@@ -459,7 +468,7 @@ export class OlympiadTasks {
     return map;
   }
 
-  /** `POST …/submissions`: validated at once, stored with its SHA-256 under the daily quota, scored by the sweep. */
+  /** `POST …/submissions`: validated at once, stored with its SHA-256 under the daily quota, scored on the queue. */
   async submit(participant: ParticipantRow, eventId: string, input: SubmissionInput) {
     const { event, task } = await this.taskOr404(eventId);
     const now = this.now();
@@ -553,7 +562,7 @@ export class OlympiadTasks {
         { "Retry-After": String(retry) },
       );
     }
-    this.kick();
+    await this.enqueueScoring(eventId, row.id);
     return {
       submission_id: row.id,
       event_id: eventId,
@@ -753,7 +762,52 @@ export class OlympiadTasks {
   }
 
   // -------------------------------------------------------------------------------------------
-  // Scoring and closing (the sweep)
+  // Scoring (a queue task per submission) and closing (the sweep)
+
+  /** Scoring tasks go to this queue (src/services.ts: the runner's); without one, the sweep scores. */
+  useQueue(queue: Pick<TaskQueue, "enqueue">): void {
+    this.queue = queue;
+  }
+
+  /** The submission's scoring task; if it cannot be queued the row stays pending for the sweep. */
+  private async enqueueScoring(eventId: string, submissionId: string): Promise<void> {
+    if (!this.queue) return this.kick();
+    try {
+      await this.queue.enqueue(
+        SCORE_TASK,
+        { event_id: eventId },
+        { id: scoreTaskId(eventId, submissionId), attempts: SCORE_TASK_ATTEMPTS, backoffMs: 1000 },
+      );
+    } catch (err) {
+      this.log("olympiad scoring task not queued (the sweep scores the submission)", err);
+      this.kick();
+    }
+  }
+
+  /**
+   * The `olympiad-score` task's handler: the event's pending submissions, under the event's lease
+   * (one scorer per event whichever worker runs it). A lease held elsewhere with rows still
+   * pending is a retry (the holder may have read its batch before this row was stored).
+   */
+  async scoreTask(payload: unknown): Promise<void> {
+    const eventId = (payload as { event_id?: unknown } | null)?.event_id;
+    if (typeof eventId !== "string" || !eventById(eventId)) {
+      throw new PermanentTaskError(`olympiad-score: no event '${String(eventId)}'`, "bad_payload");
+    }
+    const leased = await this.withLease(eventId, async () => {
+      const task = await this.task(eventId);
+      if (task) await this.scorePending(task);
+    });
+    if (leased) return;
+    const left = await this.db
+      .selectFrom("olympiad_submissions")
+      .select("id")
+      .where("event_id", "=", eventId)
+      .where("status", "=", "pending")
+      .limit(1)
+      .executeTakeFirst();
+    if (left) throw new Error(`olympiad-score: event ${eventId} is being scored elsewhere; retrying`);
+  }
 
   /** Starts the periodic sweep (0: none in this process). */
   start(intervalMs: number): void {
