@@ -13,8 +13,8 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { CHAMBERS } from "../src/codec/chambers/registry.js";
-import { type ChamberName, chamberId, LEVELS, type Level } from "../src/codec/chambers/types.js";
+import { CHAMBERS, type ChamberName, chamberId } from "../src/codec/chambers/registry.js";
+import { LEVELS, type Level } from "../src/codec/chambers/types.js";
 import { crc32 } from "../src/codec/format/crc32.js";
 import { ByteWriter } from "../src/codec/format/varint.js";
 import { CODEC_VERSION, CodecError, type CodecErrorCode, compress, decompress, inspect } from "../src/codec/index.js";

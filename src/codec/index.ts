@@ -29,9 +29,10 @@ export {
 } from "./api/shared.js";
 export { compressStream, decompressStream } from "./api/stream.js";
 export { compressInCallingThread } from "./backends.js";
-export { CHAMBER_NAMES, type ChamberName, COMPRESS_CHAMBERS, LEVELS, type Level } from "./chambers/types.js";
+export { CHAMBER_NAMES, type ChamberName, SLOW_DECODE_CHAMBERS } from "./chambers/registry.js";
+export { COMPRESS_CHAMBERS, LEVELS, type Level } from "./chambers/types.js";
 export { DECODE_POOL_SIZE, decodePoolState, terminateDecodePool } from "./decode-pool.js";
 export { CodecError, type CodecErrorCode } from "./errors.js";
 export { isFramed } from "./format/container.js";
-export type { Route } from "./router/index.js";
+export { ROUTE_PATHS, type Route, type RoutePath } from "./router/index.js";
 export { DATA_CLASSES, type DataClass, type DeclaredType, type Feats, type Profile } from "./router/profile.js";

@@ -1,4 +1,4 @@
-import { CODEC_VERSION, describe, FORMAT_VERSION, LEVELS, type Level } from "../codec/index.js";
+import { CODEC_VERSION, describe, FORMAT_VERSION, LEVELS, type Level, ROUTE_PATHS } from "../codec/index.js";
 import { VERSIONS } from "../versions.js";
 import type { Admission } from "./admission.js";
 import { BARREL_CHAMBERS, BARREL_REST } from "./barrel.js";
@@ -11,7 +11,8 @@ import { BARREL_CHAMBERS, BARREL_REST } from "./barrel.js";
 export const OPS = ["compress", "decompress", "profile", "route", "bench", "barrel", "print", "prints"] as const;
 export type Op = (typeof OPS)[number];
 export const WEB_OPS = ["compress", "decompress", "bench"] as const;
-export const PATHS = ["zrw", "float", "text", "delta", "high_entropy", "general", "json_residual"] as const;
+/** the router's paths (src/codec/router ROUTE_PATHS): the chambers it may choose */
+export const PATHS = ROUTE_PATHS;
 export const DECLARED_TYPES = ["int32", "float32", "float64", "timestamps", "json", "csv", "text", "binary"] as const;
 
 export const LEVEL_TRADEOFF: Record<Level, string> = {

@@ -14,6 +14,7 @@ import {
   type Level,
   profile,
   route,
+  SLOW_DECODE_CHAMBERS,
 } from "../codec/index.js";
 import type { Database } from "../db/schema.js";
 import { Problem } from "../http/problem.js";
@@ -57,13 +58,13 @@ export type { Fingerprint, PrintOut } from "./prints.js";
  */
 
 /**
- * Chambers that may decode with context mixing (level max): about as slow to decode as to encode,
- * so their output over HTTP is capped at the slow limit. Every other chamber decodes at
+ * Chambers that may decode with context mixing (level max; each chamber's `slowDecode` in the
+ * codec's registry): about as slow to decode as to encode, so their output over HTTP is capped at
+ * the slow limit. Every other chamber decodes at
  * typed-transform or backend speed; a name the library does not know counts as slow.
  */
-const SLOW_DECODE = new Set<string>(["text", "json_keys", "json_residual"]);
 const isSlowDecode = (chamber: string) =>
-  SLOW_DECODE.has(chamber) || !(CHAMBER_NAMES as readonly string[]).includes(chamber);
+  !(CHAMBER_NAMES as readonly string[]).includes(chamber) || SLOW_DECODE_CHAMBERS.has(chamber as ChamberName);
 
 export interface Counsel {
   heart: string;

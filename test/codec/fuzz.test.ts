@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { chamberId } from "../../src/codec/chambers/types.js";
+import { chamberId } from "../../src/codec/chambers/registry.js";
 import { cmEncode } from "../../src/codec/entropy/cm.js";
 import { writeFramed } from "../../src/codec/format/container.js";
 import { ByteWriter } from "../../src/codec/format/varint.js";

@@ -34,16 +34,18 @@ const prose = (n: number): Uint8Array => {
 };
 
 describe("levels", () => {
-  it("the general chamber codes with zstd at fast and balanced, brotli or xz at max", async () => {
+  it("the general chamber codes with zstd at fast and balanced (brotli-11 for text), brotli or xz at max", async () => {
     const text = prose(20_000);
     const fast = await general.encode(text, { level: "fast", dataClass: "text" });
-    const balanced = await general.encode(text, { level: "balanced", dataClass: "text" });
+    const balanced = await general.encode(text, { level: "balanced", dataClass: "text", stride: 4 });
+    const binary = await general.encode(text, { level: "balanced", dataClass: "binary" });
     const max = await general.encode(text, { level: "max", dataClass: "text" });
     expect(fast!.params[0]).toBe(2); // zstd
-    expect(balanced!.params[0]).toBe(2);
+    expect([...balanced!.params]).toEqual([0, 0]); // brotli-11, no byte lanes for text
+    expect(binary!.params[0]).toBe(2); // zstd -19
     expect([0, 3]).toContain(max!.params[0]); // brotli or xz
     expect(balanced!.payload.length).toBeLessThan(fast!.payload.length);
-    for (const e of [fast, balanced, max])
+    for (const e of [fast, balanced, binary, max])
       expect(Buffer.from(await general.decode(e!.params, e!.payload, text.length, ctx))).toEqual(Buffer.from(text));
   });
 

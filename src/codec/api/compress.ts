@@ -4,8 +4,8 @@
  * skips the general chamber when the modelling chambers already won clearly.
  */
 import { brotliAsync } from "../backends.js";
-import { CHAMBERS } from "../chambers/registry.js";
-import { type ChamberName, chamberId, type Encoded, type Level } from "../chambers/types.js";
+import { CHAMBERS, type ChamberName, chamberId } from "../chambers/registry.js";
+import type { Encoded, Level } from "../chambers/types.js";
 import { fail } from "../errors.js";
 import { type Block, writeBare, writeFramed } from "../format/container.js";
 import { type Route, routeProfile } from "../router/index.js";

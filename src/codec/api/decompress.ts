@@ -3,8 +3,8 @@
  * CodecError) in the caller's thread; decompressOffThread (offthread.ts) runs it on the decode pool.
  */
 import zlib from "node:zlib";
-import { chamberById } from "../chambers/registry.js";
-import { CHAMBER_NAMES, type DecodeCtx, type Level } from "../chambers/types.js";
+import { CHAMBER_NAMES, chamberById } from "../chambers/registry.js";
+import type { DecodeCtx, Level } from "../chambers/types.js";
 import { CodecError, fail } from "../errors.js";
 import { parse } from "../format/container.js";
 import { crc32 } from "../format/crc32.js";

@@ -1,6 +1,6 @@
 /** describe(): the codec's descriptor (versions, levels, chambers) for GET endpoints and docs. */
-import { CHAMBERS } from "../chambers/registry.js";
-import { CHAMBER_NAMES, type ChamberName, chamberId, LEVELS, type Level } from "../chambers/types.js";
+import { CHAMBER_NAMES, CHAMBERS, type ChamberName, chamberId } from "../chambers/registry.js";
+import { LEVELS, type Level } from "../chambers/types.js";
 import { CODEC_VERSION, FORMAT_VERSION } from "./shared.js";
 
 /** descriptor of the engine for GET endpoints and docs */

@@ -1,28 +1,14 @@
 export type Level = "fast" | "balanced" | "max";
 export const LEVELS: readonly Level[] = ["fast", "balanced", "max"];
 
-export const CHAMBER_NAMES = [
-  "high_entropy",
-  "general",
-  "text",
-  "json_keys",
-  "json_residual",
-  "zrw",
-  "float",
-  "delta",
-  "zrw-v5",
-  "zrw-v5-chunked",
-  "zrw-v5-delta",
-  "zrw-v5-stride8",
-  "zrw-v5-stride16",
-  "zrw-v5-stride32",
-  "zrw-v5-dark-attractor",
-  "zrw-v5-dark-detractor",
-  "legacy",
-] as const;
-export type ChamberName = (typeof CHAMBER_NAMES)[number];
-/** chamber id = index in CHAMBER_NAMES (stable, part of the format) */
-export const chamberId = (name: ChamberName): number => CHAMBER_NAMES.indexOf(name);
+/**
+ * The chamber list is stated once, in registry.ts (`CHAMBER_LIST`): a chamber's id is its index
+ * there (stable, part of the format). Only the name type is re-exported here, type-only, so the
+ * chamber modules (which import this file) do not import the registry at run time.
+ */
+export type { ChamberName } from "./registry.js";
+
+import type { ChamberName } from "./registry.js";
 
 /** chambers the router may choose for compression; the rest are produced only when asked */
 export const COMPRESS_CHAMBERS: readonly ChamberName[] = [
@@ -54,8 +40,14 @@ export interface Encoded {
   payload: Uint8Array;
 }
 
-export interface Chamber {
-  readonly name: ChamberName;
+export interface Chamber<N extends string = string> {
+  /** the chamber's name, a literal: the registry derives CHAMBER_NAMES and ChamberName from it */
+  readonly name: N;
+  /**
+   * true when the chamber may decode with context mixing (level max): about as slow to decode as
+   * to encode, so the engine caps its output over HTTP at the slow limit
+   */
+  readonly slowDecode: boolean;
   /** one-line description for docs and counsel */
   readonly summary: string;
   /** true when the chamber can encode this input at all (e.g. length a multiple of 4) */

@@ -1,6 +1,21 @@
 import type { ChamberName, Level } from "../chambers/types.js";
 import type { Profile } from "./profile.js";
 
+/**
+ * The router's paths: every chamber routeProfile can choose (its candidates are typed by this
+ * list, so it can name no other). The engine's PATHS and the suite's products come from here.
+ */
+export const ROUTE_PATHS = [
+  "zrw",
+  "float",
+  "text",
+  "delta",
+  "high_entropy",
+  "general",
+  "json_residual",
+] as const satisfies readonly ChamberName[];
+export type RoutePath = (typeof ROUTE_PATHS)[number];
+
 export interface Route {
   /** the chamber tried first */
   chamber: ChamberName;
@@ -19,7 +34,7 @@ export interface Route {
  */
 export function routeProfile(p: Profile, level: Level): Route {
   const f = p.feats;
-  let cands: ChamberName[];
+  let cands: RoutePath[];
   let why: string;
   switch (p.data_class) {
     case "empty":

@@ -21,8 +21,9 @@ function readI64(input: Uint8Array): number[] | null {
   return out;
 }
 
-export const delta: Chamber = {
+export const delta: Chamber<"delta"> = {
   name: "delta",
+  slowDecode: false,
   summary: "monotonic sequences / timestamps: delta or delta-of-delta, zero runs, rANS",
   accepts: (b) => b.length % 4 === 0,
   async encode(input, ctx) {

@@ -72,8 +72,9 @@ function unXorPlanes(planes: Uint8Array, width: 4 | 8, xor: boolean): Uint8Array
   return data;
 }
 
-export const float: Chamber = {
+export const float: Chamber<"float"> = {
   name: "float",
+  slowDecode: false,
   summary: "float64/float32 arrays: decimal (ALP-like) → integer coder, or XOR + byte planes → backend",
   accepts: (b) => b.length % 4 === 0,
   async encode(input, ctx) {

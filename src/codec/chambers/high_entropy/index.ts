@@ -2,8 +2,9 @@ import { fail } from "../../errors.js";
 import { type Chamber, EMPTY } from "../types.js";
 
 /** high_entropy: already-compressed or random data, stored as is (≈ zero time, fixed framing cost). */
-export const highEntropy: Chamber = {
+export const highEntropy: Chamber<"high_entropy"> = {
   name: "high_entropy",
+  slowDecode: false,
   summary: "already-compressed or random data: stored unchanged",
   accepts: () => true,
   async encode(input) {

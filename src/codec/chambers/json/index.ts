@@ -3,7 +3,7 @@ import { type CmModel, cmDecodeOffThread, cmEncodeAll } from "../../entropy/cm.j
 import { fail } from "../../errors.js";
 import { ByteReader, ByteWriter } from "../../format/varint.js";
 import { bestBackend } from "../general/index.js";
-import type { Chamber, ChamberName, DecodeCtx, Level } from "../types.js";
+import type { Chamber, DecodeCtx, Level } from "../types.js";
 import { columnsOf, joinJson, LIT, STR, splitJson } from "./split.js";
 
 /** stream coders after the backend ids 0-3: context mixing with model 1 (4) or model 2 (5) */
@@ -97,9 +97,11 @@ function countMarkers(skel: Uint8Array): number {
   return n;
 }
 
-function jsonChamber(name: ChamberName, columnar: boolean): Chamber {
+/** both JSON chambers code their streams with context mixing at level max: slow to decode */
+function jsonChamber<N extends string>(name: N, columnar: boolean): Chamber<N> {
   return {
     name,
+    slowDecode: true,
     summary: columnar
       ? "JSON: skeleton+keys stream and values regrouped column by column (per key path)"
       : "JSON: skeleton+keys stream split from the value stream",

@@ -6,8 +6,9 @@ import type { Chamber } from "../types.js";
  * legacy: gzip or brotli streams from older clients. params: [0 gzip | 1 brotli].
  * The encoder produces gzip-9 or brotli-11 when asked (gzip at level fast, brotli otherwise).
  */
-export const legacy: Chamber = {
+export const legacy: Chamber<"legacy"> = {
   name: "legacy",
+  slowDecode: false,
   summary: "gzip or brotli streams (older clients)",
   accepts: () => true,
   async encode(input, ctx) {

@@ -40,8 +40,9 @@ async function encodeSegments(data: Uint8Array): Promise<Uint8Array> {
  * (entropy/cm.ts) into a binary arithmetic coder. Symmetric: decoding costs as much as encoding.
  * params: [layout, filter] — filter 1 = x86 E8/E9 call filter, used for ELF/PE inputs.
  */
-export const text: Chamber = {
+export const text: Chamber<"text"> = {
   name: "text",
+  slowDecode: true,
   summary: "context mixing (orders 0-6, word, column, match model, 3 mixers, 3 SSE) + arithmetic coder",
   accepts: () => true,
   async encode(input, ctx) {

@@ -2,14 +2,15 @@ import { backendDecode, brotliAsync } from "../../backends.js";
 import { decodeInts, encodeInts, type IntCodeOptions } from "../../entropy/intcoder.js";
 import { fail } from "../../errors.js";
 import { ByteReader, ByteWriter } from "../../format/varint.js";
-import { type Chamber, type ChamberName, EMPTY, type Encoded } from "../types.js";
+import { type Chamber, EMPTY, type Encoded } from "../types.js";
 import { asInt32, checkLen, int32Bytes, transpose, untranspose } from "../util.js";
 
 const isInt32Array = (b: Uint8Array): boolean => b.length % 4 === 0;
 
-function intChamber(name: ChamberName, summary: string, opts: (level: string) => IntCodeOptions): Chamber {
+function intChamber<N extends string>(name: N, summary: string, opts: (level: string) => IntCodeOptions): Chamber<N> {
   return {
     name,
+    slowDecode: false,
     summary,
     accepts: isInt32Array,
     async encode(input, ctx) {
@@ -48,8 +49,9 @@ export const zrwV5Delta = intChamber("zrw-v5-delta", "int32 arrays, first differ
 
 const CHUNK_VALUES = 65536;
 /** zrw-v5-chunked: independent zrw blocks of 65,536 values (random access, parallel work). */
-export const zrwV5Chunked: Chamber = {
+export const zrwV5Chunked: Chamber<"zrw-v5-chunked"> = {
   name: "zrw-v5-chunked",
+  slowDecode: false,
   summary: "int32 arrays in independent 65,536-value zrw blocks",
   accepts: isInt32Array,
   async encode(input, ctx) {
@@ -82,10 +84,10 @@ export const zrwV5Chunked: Chamber = {
   },
 };
 
-function strideChamber(stride: 8 | 16 | 32): Chamber {
-  const name = `zrw-v5-stride${stride}` as ChamberName;
+function strideChamber<S extends 8 | 16 | 32>(stride: S): Chamber<`zrw-v5-stride${S}`> {
   return {
-    name,
+    name: `zrw-v5-stride${stride}`,
+    slowDecode: false,
     summary: `byte-lane transposition of ${stride}-byte records, then brotli`,
     accepts: (b) => b.length >= stride,
     async encode(input, ctx) {
@@ -102,8 +104,9 @@ export const zrwV5Stride16 = strideChamber(16);
 export const zrwV5Stride32 = strideChamber(32);
 
 /** dark-attractor: int32 arrays dominated by one value; exceptions as position gaps + values. */
-export const zrwV5DarkAttractor: Chamber = {
+export const zrwV5DarkAttractor: Chamber<"zrw-v5-dark-attractor"> = {
   name: "zrw-v5-dark-attractor",
+  slowDecode: false,
   summary: "int32 arrays with one dominant value: exception positions (gaps) and values",
   accepts: isInt32Array,
   async encode(input) {
@@ -155,8 +158,9 @@ export const zrwV5DarkAttractor: Chamber = {
 };
 
 /** dark-detractor: sparse bytes — positions of the non-zero bytes (gaps) and their values. */
-export const zrwV5DarkDetractor: Chamber = {
+export const zrwV5DarkDetractor: Chamber<"zrw-v5-dark-detractor"> = {
   name: "zrw-v5-dark-detractor",
+  slowDecode: false,
   summary: "sparse data: gaps between non-zero bytes and the non-zero byte values",
   accepts: () => true,
   async encode(input) {
