@@ -79,14 +79,17 @@ export const jobStore = {
     id: string,
     from: JobState[],
     set: Partial<Omit<JobRow, "id" | "quote_id" | "token_hash" | "created_at">>,
+    /** only while the job's current upload is this one */
+    uploadGen?: string,
   ): Promise<boolean> {
-    const r = await db
+    let q = db
       .updateTable("jobs")
       .set({ ...set, updated_at: set.updated_at ?? new Date().toISOString() })
       .where("id", "=", id)
       .where("state", "in", from)
-      .where("deleted_at", "is", null)
-      .executeTakeFirst();
+      .where("deleted_at", "is", null);
+    if (uploadGen !== undefined) q = q.where("upload_gen", "=", uploadGen);
+    const r = await q.executeTakeFirst();
     return Number(r.numUpdatedRows) === 1;
   },
 

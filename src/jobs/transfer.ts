@@ -186,19 +186,25 @@ export class JobTransfers {
     }
     // The input is complete: queue the job and record its usage (what the free cap reads) at once.
     const won = await this.db.transaction().execute(async (trx) => {
-      const current = await jobStore.job(trx, jobId);
-      // another upload of this job began meanwhile (another process): its bytes are the input
-      if (current?.upload_gen !== gen) return false;
-      const moved = await jobStore.jobTransition(trx, jobId, INPUT_STATES, {
-        state: "queued",
-        bytes_in: put.bytes,
-        input_sha256: put.sha256,
-      });
+      // The write first: on SQLite a transaction that reads and then writes fails at once ("database
+      // is locked", no busy wait) when another process (a worker finishing a segment) wrote in
+      // between; seen once as a 500 at the end of a 256 MB PUT under load. Only while this upload
+      // is the job's current one: another upload of this job began meanwhile (another process):
+      // its bytes are the input.
+      const moved = await jobStore.jobTransition(
+        trx,
+        jobId,
+        INPUT_STATES,
+        { state: "queued", bytes_in: put.bytes, input_sha256: put.sha256 },
+        gen,
+      );
+      const current = moved ? await jobStore.job(trx, jobId) : undefined;
+      if (!current) return false;
       // decompress: the usage is the output the job may write (its quote: the decompressed size,
       // issue #21), not the size of the stream, or a few KB would spend a GB of the free cap
       const used = current.op === "decompress" ? toNumber(current.bytes_quoted) : put.bytes;
-      if (moved) await this.jobs.recordUsage(jobId, used, trx);
-      return moved;
+      await this.jobs.recordUsage(jobId, used, trx);
+      return true;
     });
     const job = await this.jobs.get(jobId);
     if (!won) this.assertAcceptsInput(job);

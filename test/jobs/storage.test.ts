@@ -5,6 +5,7 @@ import path from "node:path";
 import { Readable } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { testConfig } from "../../src/config.js";
+import { FileHasher } from "../../src/jobs/storage/hasher.js";
 import { type ClosableObjectStore, createObjectStore, LocalObjectStore } from "../../src/jobs/storage/index.js";
 import { partSizeFor } from "../../src/jobs/storage/s3.js";
 import { jobKeys, ObjectTooLarge } from "../../src/jobs/storage/types.js";
@@ -190,6 +191,97 @@ describe("local store files", () => {
       expect(fs.readdirSync(path.join(dir, "jobs", "job_files")).sort()).toEqual(["input", "out"]);
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("local store: growing puts hashed on the hasher's thread (issue #23 item 6)", () => {
+  let dir: string;
+  let store: LocalObjectStore;
+  beforeAll(() => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), "labphi-store-hasher-"));
+    store = new LocalObjectStore(dir);
+  });
+  afterAll(async () => {
+    await store.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("gives the SHA-256 of the bytes, whatever the chunks and sizes (also 0 and under one step)", async () => {
+    for (const [i, [total, chunk]] of [
+      [0, 1],
+      [1, 1],
+      [1000, 7],
+      [MiB - 1, 65_536],
+      [MiB, 333_333],
+      [5 * MiB + 17, 100_003],
+    ].entries()) {
+      const key = `jobs/job_hash${i}/input`;
+      const lengths: number[] = [];
+      const full = await collect(body(total as number, chunk as number, i));
+      const put = await store.put(key, body(total as number, chunk as number, i), {
+        growing: { tag: `t${i}`, written: (n) => lengths.push(n) },
+      });
+      // (the body helper's pieces end at its 1 MiB block: `full` is what it yields)
+      expect(put).toEqual({ bytes: full.length, sha256: sha(full) });
+      expect((await collect(await store.get(key))).equals(full)).toBe(true);
+      if (full.length > 0) expect(lengths.at(-1)).toBe(full.length);
+    }
+  });
+
+  it("over maxBytes: the digest of exactly what fit, and ObjectTooLarge", async () => {
+    const key = "jobs/job_hashcap/input";
+    const full = await collect(body(3 * MiB, 100_000, 9));
+    const err = await store
+      .put(key, body(3 * MiB, 100_000, 9), { maxBytes: 2 * MiB + 3, growing: { tag: "cap", written: () => {} } })
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ObjectTooLarge);
+    expect((err as ObjectTooLarge).kept).toBe(2 * MiB + 3);
+    expect(sha(await collect(await store.get(key)))).toBe(sha(full.subarray(0, 2 * MiB + 3)));
+  });
+
+  it("a failing source rejects, leaves no file behind, and the next put still hashes", async () => {
+    const key = "jobs/job_hashfail/input";
+    const failing = Readable.from(
+      (async function* () {
+        yield Buffer.alloc(3 * MiB, 1);
+        throw new Error("client went away");
+      })(),
+    );
+    await expect(store.put(key, failing, { growing: { tag: "f1", written: () => {} } })).rejects.toThrow(
+      /client went away/,
+    );
+    expect(fs.readdirSync(path.join(dir, "jobs", "job_hashfail"))).toEqual([]);
+    const again = await store.put(key, body(2 * MiB, 65_536, 4), { growing: { tag: "f2", written: () => {} } });
+    expect(again.sha256).toBe(sha(await collect(body(2 * MiB, 65_536, 4))));
+  });
+
+  it("a hashing thread that stopped rejects the digest (never a hang), and the next file gets a new thread", async () => {
+    const hasher = new FileHasher();
+    const file = path.join(dir, "hasher-stop.bin");
+    fs.writeFileSync(file, Buffer.alloc(3 * MiB, 5));
+    const first = hasher.open(file);
+    first.advance(2 * MiB);
+    await hasher.close();
+    await expect(first.digest(3 * MiB)).rejects.toThrow(/hashing thread/);
+    const second = hasher.open(file);
+    second.advance(3 * MiB);
+    expect(await second.digest(3 * MiB)).toBe(sha(Buffer.alloc(3 * MiB, 5)));
+    // a file shorter than the length asked for: an error, not a digest of fewer bytes
+    const third = hasher.open(file);
+    await expect(third.digest(4 * MiB)).rejects.toThrow(/ends at 3145728 of 4194304 bytes/);
+    await hasher.close();
+  });
+
+  it("several growing puts at once each get their own digest", async () => {
+    const puts = [0, 1, 2].map((i) =>
+      store.put(`jobs/job_par${i}/input`, body((i + 1) * MiB + i, 50_000 + i, 20 + i), {
+        growing: { tag: `p${i}`, written: () => {} },
+      }),
+    );
+    const got = await Promise.all(puts);
+    for (const [i, r] of got.entries()) {
+      expect(r.sha256).toBe(sha(await collect(body((i + 1) * MiB + i, 50_000 + i, 20 + i))));
     }
   });
 });
