@@ -6,7 +6,10 @@
  *
  *   npm run bench:cli                      10 rounds
  *   npm run bench:cli -- --rounds 20 --check   exit 1 when labphi compress (level max) is over budget
- *   npm run bench:cli -- --bin ../old/bin/labphi.mjs   the same rows for another checkout's launcher
+ *   npm run bench:cli -- --bin ../old/bin/labphi.mjs   the same rows for another launcher (default: the
+ *                                                       package's bin, bin/labphi.cjs)
+ *   npm run bench:cli -- --compare ../old/bin/labphi.mjs   both launchers' rows in the same rounds
+ *     (a before/after on a shared machine: each round runs every row once, so load weighs on both)
  *
  * CPU time comes from the shell's `times` builtin (children's rusage, millisecond resolution).
  * `node -e 0` is printed too: what Node itself costs to start and stop on this machine, which no
@@ -30,8 +33,13 @@ const arg = (name: string): string | undefined => {
 };
 const rounds = Number(arg("--rounds") ?? 10);
 const check = process.argv.includes("--check");
-/** another launcher to measure (e.g. an older checkout's bin/labphi.mjs, for a before/after) */
-const BIN = path.resolve(arg("--bin") ?? path.join(ROOT, "bin/labphi.mjs"));
+/** the package's `bin` (what `labphi` runs), or another launcher (e.g. an older checkout's) */
+const PACKAGE_BIN = (
+  JSON.parse(fs.readFileSync(path.join(ROOT, "package.json"), "utf8")) as { bin: { labphi: string } }
+).bin.labphi;
+const BIN = path.resolve(arg("--bin") ?? path.join(ROOT, PACKAGE_BIN));
+/** a second launcher measured in the same rounds (its rows are marked "[compare]") */
+const COMPARE = arg("--compare") ? path.resolve(arg("--compare") as string) : undefined;
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "labphi-cli-start-"));
 const input = path.join(dir, "in-1k.txt");
@@ -41,7 +49,7 @@ const out = path.join(dir, "out");
 const has = (cmd: string): boolean => spawnSync("sh", ["-c", `command -v ${cmd}`]).status === 0;
 const q = (s: string): string => `'${s.replaceAll("'", "'\\''")}'`;
 const node = q(process.execPath);
-const labphi = (level: string) => `${node} ${q(BIN)} compress ${q(input)} -o ${q(out)} -q --level ${level}`;
+const labphi = (level: string, bin = BIN) => `${node} ${q(bin)} compress ${q(input)} -o ${q(out)} -q --level ${level}`;
 
 interface Row {
   name: string;
@@ -60,6 +68,16 @@ const extraCa = Boolean(process.env.NODE_EXTRA_CA_CERTS);
 if (extraCa) {
   for (const r of rows.slice(0, 5))
     rows.push({ ...r, name: `${r.name}, no NODE_EXTRA_CA_CERTS`, env: "no-extra-ca", cpu: [] });
+}
+if (COMPARE) {
+  for (const level of ["fast", "balanced", "max"])
+    rows.push({
+      name: `[compare] labphi compress 1 KB, level ${level}${level === "max" ? " (default)" : ""}`,
+      cmd: labphi(level, COMPARE),
+      cpu: [],
+    });
+  // its first start may build its bundle
+  execFileSync(process.execPath, [COMPARE, "compress", input, "-o", `${out}.cmp`, "-q", "--level", "fast"]);
 }
 const peers: [string, string, string][] = [
   ["gzip -9", "gzip", `gzip -9 -c ${q(input)}`],
@@ -109,6 +127,7 @@ console.log(
   `${path.relative(process.cwd(), BIN) || BIN}: CPU seconds per process start, 1 KB input (${input.replace(dir, "$TMP")}), ${rounds} rounds, Node ${process.version}, ${os.cpus().length} cores, load ${os.loadavg()[0]?.toFixed(1)}`,
 );
 if (missing.length) console.log(`not installed (rows left out): ${missing.join(", ")}`);
+if (COMPARE) console.log(`[compare] rows: ${path.relative(process.cwd(), COMPARE) || COMPARE}, in the same rounds`);
 const width = Math.max(...rows.map((r) => r.name.length));
 console.log(`${"".padEnd(width)}  median    min    max`);
 for (const r of rows)

@@ -48,6 +48,42 @@ await decompress((await compressWithReport(warm, { level })).container);
 const warmBig = (seed: number): Uint8Array =>
   Uint8Array.from({ length: 300_000 }, (_, i) => (i * seed + (i >> 7)) & 0x7f);
 await Promise.all([1, 3].map((s) => compressWithReport(warmBig(s), { level })));
+// and at fast the typed chambers' coders, on synthetic arrays that take their branches (wide and
+// small values, exceptions, each transform and residual kind): a 1 MiB file is timed once, and a
+// server that has coded a few arrays does not pay V8's first optimisations and deoptimisations
+// again (measured: 30-80 CPU-ms instead of 7 for the first float64 MiB). Only at fast: at balanced
+// and max the backends dominate, and this warm-up would cost them minutes.
+if (level === "fast") {
+  let x = 24;
+  const rnd = (): number => {
+    x ^= x << 13;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    return (x >>> 0) / 4294967296;
+  };
+  const n = 1 << 17;
+  const specials = [Math.PI, 0, -0, Number.NaN, 1e300];
+  const amounts = Float64Array.from({ length: n }, (_, i) =>
+    i % 200 === 7 ? specials[((i / 200) % 5) | 0]! : Math.round(10 ** (rnd() * 6) * 1e4) / 1e4,
+  );
+  let t = 20;
+  const smooth = Float64Array.from({ length: n }, () => {
+    t += rnd() - 0.5;
+    return Math.round(t * 100) / 100;
+  });
+  let a = 0;
+  const walk = Int32Array.from({ length: 2 * n }, () => (a += Math.floor(rnd() * 241) - 120));
+  const wide = Int32Array.from({ length: 2 * n }, () => Math.floor((rnd() - 0.5) * 4e9));
+  const clock = Int32Array.from({ length: 2 * n }, (_, i) => 1_600_000_000 + 30 * i + (i % 7));
+  for (let rep = 0; rep < 3; rep++)
+    for (const typed of [amounts, smooth, walk, wide, clock]) {
+      const bytes = new Uint8Array(typed.buffer);
+      await decompress((await compressWithReport(bytes, { level })).container);
+    }
+  // V8 optimises on background threads: on a loaded machine the last jobs may still be queued,
+  // and their CPU (and the slow code meanwhile) would land in the first file's figures
+  await new Promise((res) => setTimeout(res, 500));
+}
 
 const rows: unknown[] = [];
 for (const f of files) {

@@ -33,8 +33,9 @@ import {
 } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { CODEC_VERSION, LEVELS, type Level } from "../src/codec/index.js";
+import { bundleModule } from "../src/threads/bundle.mjs";
 import { versionText } from "../src/versions.js";
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
@@ -82,6 +83,22 @@ function parseArgs(argv: string[]): Args {
   for (const l of a.levels) if (!LEVELS.includes(l)) throw new Error(`unknown level ${l}`);
   if (a.dirs.length === 0) a.dirs.push(path.resolve(REPO, "../shared/corpus"));
   return a;
+}
+
+/**
+ * How the omni child runs: from the bundle of bench/codec-omni.ts (one JavaScript file, as the CLI
+ * and the suite worker run the codec: src/threads/bundle.mjs), so that its peak RSS and CPU are the
+ * codec's and not tsx's (the TypeScript loader adds 80-110 MB to a process here); through tsx when
+ * bundling is not possible.
+ */
+let omniArgs: string[] | undefined;
+async function omniCommand(): Promise<string[]> {
+  if (!omniArgs) {
+    const entry = path.join(REPO, "bench/codec-omni.ts");
+    const url = await bundleModule(pathToFileURL(entry));
+    omniArgs = url ? [fileURLToPath(url)] : ["--import", "tsx", entry];
+  }
+  return omniArgs;
 }
 
 // ------------------------------------------------------------------ corpus
@@ -396,15 +413,11 @@ async function main(): Promise<void> {
 
   // omni: one child process per level
   for (const level of args.levels) {
-    const r = spawnSync(
-      process.execPath,
-      ["--import", "tsx", path.join(REPO, "bench/codec-omni.ts"), level, listFile],
-      {
-        encoding: "utf8",
-        cwd: REPO,
-        maxBuffer: 64 * 1024 * 1024,
-      },
-    );
+    const r = spawnSync(process.execPath, [...(await omniCommand()), level, listFile], {
+      encoding: "utf8",
+      cwd: REPO,
+      maxBuffer: 64 * 1024 * 1024,
+    });
     if (r.status !== 0) throw new Error(`omni ${level} failed: ${r.stderr}`);
     const res = JSON.parse(r.stdout.trim().split("\n").pop()!) as {
       rows: {
@@ -497,7 +510,7 @@ async function main(): Promise<void> {
     );
   }
 
-  const speedup = args.speedup ? runSpeedup(args, inputs, scratch) : [];
+  const speedup = args.speedup ? runSpeedup(args, inputs, scratch, await omniCommand()) : [];
   rmSync(scratch, { recursive: true, force: true });
 
   const report = summarize(args, rows, methods, missing, speedup, failures, (performance.now() - t0) / 1000);
@@ -527,7 +540,7 @@ interface Speedup {
 }
 
 /** compress one input of ≥ 8 MB (corpus files joined) at fast and balanced under taskset */
-function runSpeedup(args: Args, inputs: Input[], scratch: string): Speedup[] {
+function runSpeedup(args: Args, inputs: Input[], scratch: string, omni: string[]): Speedup[] {
   const all = os.availableParallelism();
   if (!haveTool("taskset")) {
     log("  taskset missing: no speed-up figures");
@@ -550,11 +563,11 @@ function runSpeedup(args: Args, inputs: Input[], scratch: string): Speedup[] {
   for (const level of args.levels.filter((l) => l !== "max")) {
     const cores: Speedup["cores"] = [];
     for (const c of [...new Set([1, 2, all])].filter((c) => c <= all)) {
-      const r = spawnSync(
-        "taskset",
-        ["-c", `0-${c - 1}`, process.execPath, "--import", "tsx", path.join(REPO, "bench/codec-omni.ts"), level, list],
-        { encoding: "utf8", cwd: REPO, maxBuffer: 64 * 1024 * 1024 },
-      );
+      const r = spawnSync("taskset", ["-c", `0-${c - 1}`, process.execPath, ...omni, level, list], {
+        encoding: "utf8",
+        cwd: REPO,
+        maxBuffer: 64 * 1024 * 1024,
+      });
       if (r.status !== 0) throw new Error(`speed-up ${level} failed: ${r.stderr}`);
       const row = (JSON.parse(r.stdout.trim().split("\n").pop()!) as { rows: { c_wall: number; c_cpu: number }[] })
         .rows[0]!;
@@ -830,7 +843,7 @@ function markdown(r: Report): string {
   );
   L.push("");
   L.push(
-    "CPU seconds are user + system time: for a peer, its command-line tool's rusage (one process per file, as a user runs it, through `/usr/bin/time`); for omni, `process.cpuUsage()` of one child process per level around each call, which includes its worker threads (the process start is not counted). MB/s per core = input MB (10^6 B) / CPU seconds. Peak RSS: the largest process of the setting.",
+    "CPU seconds are user + system time: for a peer, its command-line tool's rusage (one process per file, as a user runs it, through `/usr/bin/time`); for omni, `process.cpuUsage()` of one child process per level around each call, which includes its worker threads (the process start is not counted; the child runs the codec bundled into one JavaScript file, as `labphi` and the suite worker do, not through tsx). MB/s per core = input MB (10^6 B) / CPU seconds. Peak RSS: the largest process of the setting.",
   );
   L.push("");
   L.push("## Checks");

@@ -33,3 +33,24 @@ export async function settingsOf(io: CliIO): Promise<import("../config.js").Conf
     return undefined;
   }
 }
+
+/**
+ * Runs one command with the rest of the arguments: its help for -h/--help, a usage error as
+ * "labphi NAME: …" plus the help hint (exit 2), any other error as one line (exit 1).
+ */
+export async function runCommand(name: string, command: Command, rest: string[], io: CliIO): Promise<number> {
+  if (rest.includes("--help") || rest.includes("-h")) {
+    io.stdout.write(`${command.help}\n`);
+    return 0;
+  }
+  try {
+    return await command.run(rest, io);
+  } catch (err) {
+    if (err instanceof UsageError) {
+      io.stderr.write(`labphi ${name}: ${err.message}\nRun 'labphi ${name} --help' for usage.\n`);
+      return 2;
+    }
+    io.stderr.write(`labphi ${name}: ${err instanceof Error ? err.message : String(err)}\n`);
+    return 1;
+  }
+}

@@ -1,16 +1,5 @@
-import { type CliIO, type Command, UsageError } from "./command.js";
-
-/**
- * The codec commands load alone: `labphi compress` of a small file must not pay for the service's
- * modules (Fastify, Kysely, the payment and storage clients) that commands/index.ts pulls in with
- * the other commands (issue #24 item 3; test/cli/start.test.ts checks the module graph).
- */
-const CODEC_COMMANDS: Record<string, () => Promise<Command>> = {
-  compress: async () => (await import("./commands/compress.js")).compressCommand,
-  decompress: async () => (await import("./commands/decompress.js")).decompressCommand,
-  profile: async () => (await import("./commands/profile.js")).profileCommand,
-  bench: async () => (await import("./commands/bench.js")).benchCommand,
-};
+import { runCodecCli } from "./codec.js";
+import { type CliIO, type Command, runCommand } from "./command.js";
 
 async function allCommands(): Promise<Command[]> {
   return (await import("./commands/index.js")).COMMANDS;
@@ -36,26 +25,15 @@ export async function runCli(argv: string[], io: CliIO): Promise<number> {
     io.stdout.write(await overview());
     return name === undefined ? 2 : 0;
   }
-  const codec = Object.hasOwn(CODEC_COMMANDS, name) ? CODEC_COMMANDS[name] : undefined;
-  const command = codec ? await codec() : (await allCommands()).find((c) => c.name === name);
+  // the codec commands load alone (codec.ts): not the service's modules the others import
+  const codec = await runCodecCli(argv, io);
+  if (codec !== undefined) return codec;
+  const command = (await allCommands()).find((c: Command) => c.name === name);
   if (!command) {
     io.stderr.write(`labphi: unknown command '${name}'\n\n${await overview()}`);
     return 2;
   }
-  if (rest.includes("--help") || rest.includes("-h")) {
-    io.stdout.write(`${command.help}\n`);
-    return 0;
-  }
-  try {
-    return await command.run(rest, io);
-  } catch (err) {
-    if (err instanceof UsageError) {
-      io.stderr.write(`labphi ${name}: ${err.message}\nRun 'labphi ${name} --help' for usage.\n`);
-      return 2;
-    }
-    io.stderr.write(`labphi ${name}: ${err instanceof Error ? err.message : String(err)}\n`);
-    return 1;
-  }
+  return runCommand(name, command, rest, io);
 }
 
 const isMain = process.argv[1]?.replace(/\\/g, "/").endsWith("cli/main.ts");

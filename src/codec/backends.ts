@@ -2,6 +2,7 @@ import os from "node:os";
 import { promisify } from "node:util";
 import { Worker } from "node:worker_threads";
 import zlib from "node:zlib";
+import { XZ_CHECK_CRC32, xzEasyEncoder, xzStreamEncoder, zstdEncoder } from "./addons.js";
 import { CodecError, fail } from "./errors.js";
 
 /**
@@ -21,8 +22,10 @@ interface LzmaStream {
 interface Lzma {
   CHECK_NONE: number;
   FILTER_LZMA2: unknown;
+  FILTER_X86: unknown;
   compress(buf: Buffer, opts: unknown, cb: (out: Buffer | undefined, err?: Error) => void): void;
   createDecompressor(opts: unknown): LzmaStream;
+  createStream(coder: string, opts: unknown): LzmaStream;
 }
 let zstdMod: Zstd | null | undefined;
 let lzmaMod: Lzma | null | undefined;
@@ -101,13 +104,16 @@ export const ZSTD_POOL_SIZE = Math.max(1, Math.min(4, os.availableParallelism())
  * (compressInCallingThread) or a pool that cannot start code here. Same bytes either way.
  */
 export async function zstdCompress(data: Uint8Array, level: number): Promise<Uint8Array | null> {
-  const z = await zstd();
-  if (!z) return null;
+  // the addon's binding alone (addons.ts: same bytes, without zstd-napi's wrapper and its start cost)
+  const one = zstdEncoder();
+  const z = one ? null : await zstd();
+  if (!one && !z) return null;
   if (data.length >= ZSTD_WORKER_MIN && !inCallingThread) {
     const out = await zstdOnWorker(data, level);
     if (out) return out;
   }
-  return z.compress(Buffer.from(data.buffer, data.byteOffset, data.byteLength), { compressionLevel: level });
+  if (one) return one(data, level);
+  return z!.compress(Buffer.from(data.buffer, data.byteOffset, data.byteLength), { compressionLevel: level });
 }
 
 interface ZstdJob {
@@ -182,6 +188,13 @@ export async function terminateZstdPool(): Promise<void> {
 }
 
 export async function xzCompress(data: Uint8Array, preset: number): Promise<Uint8Array | null> {
+  // NOTE (issue #24 item 3): lzma-native's compress() below reads only `preset` and `check`
+  // of its options, as `options.preset || 6` and `options.check || CHECK_CRC32`: the filters and
+  // CHECK_NONE given here are ignored, so every xz block so far is preset 6 (8 MiB dictionary, about
+  // 20 ms and 90 MB to set up even for 1 KB) with a CRC-32. The native binding (addons.ts) gives
+  // those same bytes without loading the wrapper; giving the intended options would change them.
+  const easy = xzEasyEncoder();
+  if (easy) return await easy(data, 6, XZ_CHECK_CRC32);
   const l = await lzma();
   if (!l) return null;
   const buf = Buffer.from(data.buffer, data.byteOffset, data.byteLength);
@@ -195,6 +208,58 @@ export async function xzCompress(data: Uint8Array, preset: number): Promise<Uint
       if (err || !out) reject(err ?? new Error("xz failed"));
       else resolve(out);
     });
+  });
+}
+
+/**
+ * xz with an explicit filter chain (balanced level): LZMA2 with the given literal-context /
+ * literal-position / position bits, normal mode, binary-tree match finder (bt4), nice length 273 and
+ * depth 512 unless told otherwise (xz -9e's settings: the same LZMA2 data as `xz -9e` for inputs up
+ * to 64 MiB, whose .xz stream is 4 bytes larger for its CRC-64), dictionary sized to the input; `x86` puts liblzma's x86 BCJ filter in front (executables: call and
+ * jump targets become absolute, so repeated calls repeat bytes). The .xz stream records its filter
+ * chain, so `backendDecode(3, …)` decodes it as it decodes every other xz stream (no new backend id,
+ * and decoders of earlier releases read it too). lzma-native's `compress()` would ignore these
+ * options (it reads only `preset`), hence the stream encoder. CRC-32 check (4 bytes).
+ */
+export interface XzTuning {
+  x86?: boolean;
+  lc?: number;
+  lp?: number;
+  pb?: number;
+  /** match length the encoder stops searching at (273 = xz -9e) */
+  nice?: number;
+  /** match finder search depth (0 = liblzma's default for nice; 512 = xz -9e) */
+  depth?: number;
+}
+export async function xzTuned(data: Uint8Array, t: XzTuning = {}): Promise<Uint8Array | null> {
+  // the addon's binding alone where it loads (addons.ts: the same bytes without lzma-native's
+  // wrapper, which costs a CLI start 15-20 ms of CPU)
+  const native = xzStreamEncoder();
+  const l = native ?? (await lzma());
+  if (!l || (!native && typeof (l as Lzma).createStream !== "function")) return null;
+  const dictSize = Math.min(1 << 26, Math.max(1 << 16, 2 ** Math.ceil(Math.log2(Math.max(1, data.length)))));
+  const lzma2 = {
+    id: l.FILTER_LZMA2,
+    options: {
+      dictSize,
+      lc: t.lc ?? 3,
+      lp: t.lp ?? 0,
+      pb: t.pb ?? 2,
+      mode: 2, // LZMA_MODE_NORMAL
+      niceLen: t.nice ?? 273,
+      mf: 0x14, // LZMA_MF_BT4
+      depth: t.depth ?? 512,
+    },
+  };
+  const filters = t.x86 ? [{ id: l.FILTER_X86 }, lzma2] : [lzma2];
+  if (native) return await native.encode(data, filters, 1, inCallingThread);
+  const s = (l as Lzma).createStream("streamEncoder", { filters, check: 1, synchronous: inCallingThread });
+  const chunks: Buffer[] = [];
+  return await new Promise<Uint8Array>((resolve, reject) => {
+    s.on("data", (c: Buffer) => chunks.push(c));
+    s.on("error", (e: Error) => reject(e));
+    s.on("end", () => resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)));
+    s.end(Buffer.from(data.buffer, data.byteOffset, data.byteLength));
   });
 }
 

@@ -29,8 +29,8 @@ export {
 } from "./api/shared.js";
 export { compressStream, decompressStream } from "./api/stream.js";
 export { compressInCallingThread } from "./backends.js";
-export { CHAMBER_NAMES, type ChamberName, SLOW_DECODE_CHAMBERS } from "./chambers/registry.js";
-export { COMPRESS_CHAMBERS, LEVELS, type Level } from "./chambers/types.js";
+export { CHAMBER_NAMES, type ChamberName, COMPRESS_CHAMBERS, SLOW_DECODE_CHAMBERS } from "./chambers/registry.js";
+export { LEVELS, type Level } from "./chambers/types.js";
 export { DECODE_POOL_SIZE, decodePoolState, terminateDecodePool } from "./decode-pool.js";
 export { CodecError, type CodecErrorCode } from "./errors.js";
 export { isFramed } from "./format/container.js";

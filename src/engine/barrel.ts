@@ -12,7 +12,7 @@ import type { Direction } from "./tables.js";
 
 /** Barrel chambers per direction, in the codec's chamber-id order. */
 export const BARREL_CHAMBERS: Record<Direction, readonly string[]> = {
-  compress: CHAMBER_NAMES.filter((name) => COMPRESS_CHAMBERS.includes(name)),
+  compress: [...COMPRESS_CHAMBERS], // in id order: derived from the registry's entries
   decompress: [...CHAMBER_NAMES],
 };
 export const BARREL_NAMES: Record<Direction, string> = { compress: "omni-compress", decompress: "omni-decompress" };

@@ -29,7 +29,26 @@ export function bundleModule(entry) {
   return found;
 }
 
-async function bundle(entry) {
+/**
+ * The entry and everything it imports as one CommonJS script (no code splitting: a dynamic
+ * import() of a project module becomes a function that initializes it on first call, so a module is
+ * still evaluated only when it runs). Node compiles a script through node:vm with V8's code cache
+ * (src/cli/fresh-bundle.cjs loadScript), which Node 20 has no way to do for ES modules: the CLI's codec commands
+ * start from it (issue #24 item 3). Undefined when the entry cannot be a script (e.g. it uses
+ * top-level await) or bundling is not possible.
+ * @param {URL} entry a `.ts` module @returns {Promise<string | undefined>} the script's file URL
+ */
+export function bundleScript(entry) {
+  const key = `script:${entry.href}`;
+  let found = cache.get(key);
+  if (!found) {
+    found = bundle(entry, "script").catch(() => undefined);
+    cache.set(key, found);
+  }
+  return found;
+}
+
+async function bundle(entry, kind = "module") {
   const source = fileURLToPath(entry);
   if (!source.endsWith(".ts")) return entry.href;
   const dir = cacheDir(source);
@@ -40,16 +59,22 @@ async function bundle(entry) {
   // Code splitting: a dynamic import() stays a separate file loaded on demand, with the packages it
   // imports; one file would hoist every package import to the top and load them all at start.
   const staging = path.join(dir, `.build-${randomBytes(6).toString("hex")}`);
+  const script = kind === "script";
+  const ext = script ? ".cjs" : ".mjs";
   const result = await esbuild.build({
     entryPoints: { [name]: source },
     bundle: true,
-    splitting: true,
+    splitting: !script,
     platform: "node",
-    format: "esm",
+    format: script ? "cjs" : "esm",
     target: "node20",
     packages: "external",
     outdir: staging,
-    outExtension: { ".js": ".mjs" },
+    outExtension: { ".js": ext },
+    // a script has no import(): Node 20's node:vm loses its dynamic-import callback with a code
+    // cache, and the callback is experimental (a warning on stderr); esbuild turns every import()
+    // into a require() of that module instead (packages and node: built-ins alike)
+    ...(script ? { supported: { "dynamic-import": false } } : {}),
     chunkNames: "chunk-[hash]",
     write: false,
     logLevel: "silent",
@@ -67,11 +92,11 @@ async function bundle(entry) {
     ],
   });
   const files = [...result.outputFiles].sort((x, y) => (x.path < y.path ? -1 : 1));
-  if (!files.some((f) => path.basename(f.path) === `${name}.mjs`)) return undefined;
+  if (!files.some((f) => path.basename(f.path) === `${name}${ext}`)) return undefined;
   const hash = createHash("sha256");
   for (const f of files) hash.update(path.relative(staging, f.path)).update("\0").update(f.contents);
   const target = path.join(dir, `${name}-${hash.digest("hex").slice(0, 16)}`);
-  const main = path.join(target, `${name}.mjs`);
+  const main = path.join(target, `${name}${ext}`);
   try {
     await fs.access(main);
   } catch {

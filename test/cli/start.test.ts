@@ -248,3 +248,122 @@ describe("bin/labphi.mjs", () => {
     }
   }, 120_000);
 });
+
+/**
+ * What one `labphi compress` of a 1 KB file loads and starts, seen from inside a fresh process (a
+ * preload records it at exit): the addons' native bindings only, not their JavaScript wrappers
+ * (lzma-native's index.js pulls readable-stream, util and assert; zstd-napi's pulls assert and its
+ * stream classes: src/codec/addons.ts), no worker thread (small inputs are coded in the calling
+ * thread), and no WebAssembly compile at the levels whose chambers do not use the context-mixing
+ * model. bench/cli-start.ts measures what this saves in CPU seconds.
+ */
+describe("labphi compress of 1 KB: what a fresh process loads and starts", () => {
+  const PRELOAD = `
+const fs = require("node:fs");
+const wt = require("node:worker_threads");
+const seen = { workers: 0, wasmCompiles: 0, scripts: [] };
+const vm = require("node:vm");
+const Script = vm.Script;
+vm.Script = class extends Script {
+  constructor(source, options) {
+    super(source, options);
+    seen.scripts.push({ file: options?.filename, cached: Boolean(options?.cachedData), rejected: this.cachedDataRejected === true });
+  }
+};
+const Base = wt.Worker;
+wt.Worker = class extends Base { constructor(...a) { super(...a); seen.workers++; } };
+const W = globalThis.WebAssembly;
+W.Module = new Proxy(W.Module, { construct(t, a, n) { seen.wasmCompiles++; return Reflect.construct(t, a, n); } });
+for (const k of ["compile", "instantiate"]) { const f = W[k]; W[k] = function (...a) { seen.wasmCompiles++; return f.apply(this, a); }; }
+process.on("exit", () => {
+  seen.cjs = Object.keys(require.cache).filter((p) => p.includes("node_modules")).map((p) => p.slice(p.lastIndexOf("node_modules/") + 13));
+  seen.builtins = process.moduleLoadList.filter((m) => m.startsWith("NativeModule ")).map((m) => m.slice(13));
+  fs.writeFileSync(process.env.LABPHI_START_REPORT, JSON.stringify(seen));
+});
+`;
+
+  interface Seen {
+    workers: number;
+    wasmCompiles: number;
+    scripts: { file: string; cached: boolean; rejected: boolean }[];
+    cjs: string[];
+    builtins: string[];
+  }
+
+  /** the package's `bin`: what `labphi` runs */
+  const BIN = path.join(
+    root,
+    (JSON.parse(fs.readFileSync(path.join(root, "package.json"), "utf8")) as { bin: { labphi: string } }).bin.labphi,
+  );
+
+  /** `labphi compress` of 1 KB at `level` in a fresh process (`node -e 0` for level "node") */
+  function run(level: string, bin = BIN): Seen {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "labphi-start-seen-"));
+    try {
+      fs.writeFileSync(path.join(dir, "preload.cjs"), PRELOAD);
+      const input = path.join(dir, "in.txt");
+      const words = ["level", "start", "compress", "chamber", "thread", "model", "bytes", "quick"];
+      let text = "";
+      for (let i = 0; text.length < 1024; i++) text += `${words[(i * 7 + (i >> 3)) % words.length]} `;
+      fs.writeFileSync(input, text.slice(0, 1024));
+      const report = path.join(dir, "seen.json");
+      execFileSync(
+        process.execPath,
+        [
+          "-r",
+          path.join(dir, "preload.cjs"),
+          ...(level === "node"
+            ? ["-e", "0"]
+            : [bin, "compress", input, "-o", path.join(dir, "out"), "-q", "--level", level]),
+        ],
+        { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, LABPHI_START_REPORT: report } },
+      );
+      return JSON.parse(fs.readFileSync(report, "utf8")) as Seen;
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  }
+
+  it("runs the codec commands from one CommonJS script, compiled from V8's code cache from the second start on", () => {
+    // the first start builds the script if the sources changed and writes its code cache; a start
+    // after it on the same script compiles from that cache (in a tree being edited meanwhile, a
+    // start may rebuild the script: then the next pair counts)
+    let seen = run("fast");
+    for (let i = 0; i < 3; i++) {
+      const next = run("fast");
+      const same = next.scripts[0]?.file === seen.scripts[0]?.file;
+      seen = next;
+      if (same) break;
+    }
+    expect(seen.scripts).toEqual([{ file: expect.stringMatching(/codec\.cjs$/), cached: true, rejected: false }]);
+    // and no import() in it: a script compiled from a code cache has no dynamic-import callback on Node 20
+    expect(fs.readFileSync(seen.scripts[0]!.file, "utf8")).not.toMatch(/\bimport\(/);
+  }, 120_000);
+
+  it("the package's bin starts a codec command without Node's ES module loader (bin/labphi.mjs still works)", () => {
+    expect(path.basename(BIN)).toBe("labphi.cjs");
+    const esm = (seen: Seen) => seen.builtins.filter((m) => m.startsWith("internal/modules/esm/"));
+    // whatever Node itself loads at start (newer releases may load more of it for require(esm))
+    const own = new Set(esm(run("node")));
+    expect(esm(run("fast")).filter((m) => !own.has(m))).toEqual([]);
+    // the ES module launcher runs the same script; where Node does not load its ES module loader at
+    // start (Node 20; 24 does), it loads it: what the CommonJS launcher saves
+    const viaMjs = run("fast", path.join(root, "bin/labphi.mjs"));
+    if (!own.has("internal/modules/esm/loader"))
+      expect(esm(viaMjs).filter((m) => !own.has(m)).length).toBeGreaterThan(0);
+    expect(viaMjs.scripts).toEqual([expect.objectContaining({ file: expect.stringMatching(/codec\.cjs$/) })]);
+  }, 120_000);
+
+  const WRAPPERS = ["lzma-native/index.js", "readable-stream/", "zstd-napi/dist/", "zstd-napi/index"];
+
+  for (const level of ["fast", "balanced", "max"]) {
+    it(`at ${level}: no addon wrapper, no worker thread${level === "max" ? ", the model compiled at most once" : ", no WebAssembly"}`, () => {
+      const seen = run(level);
+      expect(seen.cjs.filter((p) => WRAPPERS.some((w) => p.startsWith(w)))).toEqual([]);
+      expect(seen.workers).toBe(0);
+      expect(seen.wasmCompiles).toBeLessThanOrEqual(level === "max" ? 1 : 0);
+      // nor Node's timing module (the global `performance` loads it on first use)
+      expect(seen.builtins).not.toContain("perf_hooks");
+    }, 120_000);
+  }
+});

@@ -1,6 +1,5 @@
 import fs from "node:fs";
-import { PassThrough, type Readable, Transform, Writable } from "node:stream";
-import { pipeline } from "node:stream/promises";
+import type { Readable } from "node:stream";
 import { compressWithReport } from "../../codec/api/compress.js";
 import { LEVELS, type Level } from "../../codec/chambers/types.js";
 import { CodecError } from "../../codec/errors.js";
@@ -86,12 +85,6 @@ export async function readAll(file: string | undefined, io: CliIO): Promise<Uint
   return new Uint8Array(all.buffer, all.byteOffset, all.byteLength);
 }
 
-/** A readable over FILE, or stdin. */
-export function source(file: string | undefined, io: CliIO): Readable {
-  if (file !== undefined && file !== "-") return fs.createReadStream(file);
-  return io.stdin as Readable;
-}
-
 /** Refuses to print binary output to an interactive terminal. */
 export function checkBinaryStdout(out: string | undefined, io: CliIO): void {
   if (out === undefined && (io.stdout as { isTTY?: boolean }).isTTY) {
@@ -114,77 +107,9 @@ export async function writeAll(out: string | undefined, bytes: Uint8Array, io: C
   fs.renameSync(tmp, out);
 }
 
-/** A sink for streaming output: OUT via a temporary file renamed on success, or stdout. */
-export function sink(out: string | undefined, io: CliIO): { stream: Writable; commit(): void; abort(): void } {
-  if (out === undefined || out === "-") {
-    // stdout is never ended (it is the process's); each write completes when it is flushed.
-    const stream = new Writable({
-      write(chunk: Buffer, _enc, cb) {
-        io.stdout.write(chunk, (err) => cb(err ?? null));
-      },
-    });
-    return { stream, commit: () => {}, abort: () => {} };
-  }
-  const tmp = `${out}.tmp-${process.pid}`;
-  return {
-    stream: fs.createWriteStream(tmp),
-    commit: () => fs.renameSync(tmp, out),
-    abort: () => fs.rmSync(tmp, { force: true }),
-  };
-}
-
-/** Counts bytes flowing through and reports progress lines on stderr. */
-export function progressMeter(io: CliIO, label: string, total: number | null, quiet: boolean): Transform {
-  let seen = 0;
-  let shown = 0;
-  const step = Math.max(PROGRESS_FROM, total ? Math.ceil(total / 20) : 4 * PROGRESS_FROM);
-  return new Transform({
-    transform(chunk: Buffer, _enc, cb) {
-      seen += chunk.length;
-      if (!quiet && seen - shown >= step) {
-        shown = seen;
-        io.stderr.write(
-          total
-            ? `${label}: ${mib(seen)} / ${mib(total)} (${Math.floor((seen / total) * 100)}%)\n`
-            : `${label}: ${mib(seen)}\n`,
-        );
-      }
-      cb(null, chunk);
-    },
-  });
-}
-
 export function codecFailure(err: unknown): Error {
   if (err instanceof CodecError) return new Error(`${err.code}: ${err.message}`);
   return err instanceof Error ? err : new Error(String(err));
-}
-
-/**
- * Streams `input` through `stages` into OUT (or stdout): the temporary file is renamed only
- * when the whole pipeline succeeded, and removed otherwise. Returns the bytes written.
- */
-export async function streamTo(
-  out: string | undefined,
-  io: CliIO,
-  input: Readable,
-  stages: Transform[],
-): Promise<number> {
-  const target = sink(out, io);
-  let written = 0;
-  const counter = new Transform({
-    transform(c: Buffer, _e, cb) {
-      written += c.length;
-      cb(null, c);
-    },
-  });
-  try {
-    await pipeline([input, ...stages, counter, target.stream]);
-    target.commit();
-  } catch (err) {
-    target.abort();
-    throw codecFailure(err);
-  }
-  return written;
 }
 
 const HELP = `Usage: labphi compress [FILE] [-o OUT] [options]
@@ -262,7 +187,7 @@ export const compressCommand: Command = {
         const all = Buffer.concat(parts);
         head = new Uint8Array(all.buffer, all.byteOffset, all.byteLength);
       } else {
-        const pass = new PassThrough();
+        const pass = new (await import("node:stream")).PassThrough();
         rest = pass;
         (async () => {
           for (const p of parts) if (!pass.write(p)) await new Promise((r) => pass.once("drain", r));
@@ -277,7 +202,8 @@ export const compressCommand: Command = {
       }
     }
 
-    const t0 = performance.now();
+    // Date.now, not performance.now: the global `performance` loads perf_hooks on first use
+    const t0 = Date.now();
     if (head !== null) {
       if (!quiet && head.length >= PROGRESS_FROM) io.stderr.write(`compress: ${mib(head.length)} at level ${level}…\n`);
       let report: Awaited<ReturnType<typeof compressWithReport>>;
@@ -290,13 +216,14 @@ export const compressCommand: Command = {
       if (!quiet) {
         const pct = head.length ? ((report.container.length / head.length) * 100).toFixed(1) : "—";
         io.stderr.write(
-          `compress: ${fmt(head.length)} → ${fmt(report.container.length)} bytes (${pct}%) ${report.label} level ${level}, ${((performance.now() - t0) / 1000).toFixed(2)} s\n`,
+          `compress: ${fmt(head.length)} → ${fmt(report.container.length)} bytes (${pct}%) ${report.label} level ${level}, ${((Date.now() - t0) / 1000).toFixed(2)} s\n`,
         );
       }
       return 0;
     }
 
     if (bare) throw new UsageError(`--bare needs an input of at most --chunk-size (${fmt(chunk)} bytes)`);
+    const { progressMeter, source, streamTo } = await import("../stream-io.js");
     const input = rest ?? source(file, io);
     const written = await streamTo(out, io, input, [
       progressMeter(io, "compress", total, quiet),
@@ -304,7 +231,7 @@ export const compressCommand: Command = {
     ]);
     if (!quiet) {
       io.stderr.write(
-        `compress: ${total !== null ? `${fmt(total)} → ` : ""}${fmt(written)} bytes as a stream of ${mib(chunk)} chunks, level ${level}, ${((performance.now() - t0) / 1000).toFixed(2)} s\n`,
+        `compress: ${total !== null ? `${fmt(total)} → ` : ""}${fmt(written)} bytes as a stream of ${mib(chunk)} chunks, level ${level}, ${((Date.now() - t0) / 1000).toFixed(2)} s\n`,
       );
     }
     return 0;

@@ -1,5 +1,5 @@
 import fs from "node:fs";
-import { PassThrough, type Readable } from "node:stream";
+import type { Readable } from "node:stream";
 import { decompress, inspect } from "../../codec/api/decompress.js";
 import { type CliIO, type Command, UsageError } from "../command.js";
 import {
@@ -9,9 +9,7 @@ import {
   mib,
   PROGRESS_FROM,
   parseCodecArgs,
-  progressMeter,
   sizeOf,
-  streamTo,
   writeAll,
 } from "./compress.js";
 
@@ -34,6 +32,9 @@ Examples:
   labphi compress < a.txt | labphi decompress > a.copy`;
 
 const FORMATS = ["auto", "container", "stream"] as const;
+
+/** a FILE up to this size is read whole when it may be one container (larger ones are peeked at) */
+const WHOLE_FROM_FILE = 16 * 1024 * 1024;
 
 /** True when the bytes start like a compressStream record: uvarint(length) then the framed magic. */
 export function looksLikeStream(head: Uint8Array): boolean {
@@ -67,7 +68,7 @@ async function peek(input: Readable, n: number): Promise<{ head: Uint8Array; all
     parts.push(b);
     have += b.length;
   }
-  const pass = new PassThrough();
+  const pass = new (await import("node:stream")).PassThrough();
   (async () => {
     for (const p of parts) if (!pass.write(p)) await new Promise((res) => pass.once("drain", res));
     while (!done) {
@@ -108,20 +109,34 @@ export const decompressCommand: Command = {
     const maxOutputBytes = sizeOf(a.values["max-output"], "--max-output", 256 * 1024 * 1024, 0);
     checkBinaryStdout(out, io);
     let total: number | null = null;
-    let input: Readable;
+    // Date.now, not performance.now: the global `performance` loads perf_hooks on first use
+    const t0 = Date.now();
+    // a FILE that is one container is read whole, without Node's stream modules (a quick start)
+    let whole: Uint8Array | null = null;
+    let all: Readable | null = null;
+    let stream: boolean;
     if (file !== undefined && file !== "-") {
       if (!fs.existsSync(file)) throw new Error(`no such file: ${file}`);
       total = fs.statSync(file).size;
-      input = fs.createReadStream(file);
+      if (format === "container" || (format === "auto" && total <= WHOLE_FROM_FILE)) {
+        whole = new Uint8Array(fs.readFileSync(file));
+        stream = format === "auto" && looksLikeStream(whole.subarray(0, 16));
+        if (stream) whole = null;
+      } else if (format === "stream") stream = true;
+      else {
+        const peeked = await peek(fs.createReadStream(file), 16);
+        all = peeked.all;
+        stream = looksLikeStream(peeked.head);
+      }
+      if (stream && !all) all = fs.createReadStream(file);
     } else {
-      input = io.stdin as Readable;
+      const peeked = await peek(io.stdin as Readable, 16);
+      all = peeked.all;
+      stream = format === "stream" || (format === "auto" && looksLikeStream(peeked.head));
     }
-    const { head, all } = await peek(input, 16);
-    const stream = format === "stream" || (format === "auto" && looksLikeStream(head));
-    const t0 = performance.now();
 
     if (!stream) {
-      const container = await collect(all);
+      const container = whole ?? (await collect(all as Readable));
       let bytes: Uint8Array;
       try {
         bytes = await decompress(container, { maxOutputBytes });
@@ -132,19 +147,20 @@ export const decompressCommand: Command = {
       if (!quiet) {
         const info = inspect(container, { maxOutputBytes });
         io.stderr.write(
-          `decompress: ${fmt(container.length)} → ${fmt(bytes.length)} bytes (${info.legacy ? "legacy gzip" : `${info.bare ? "bare" : "framed"}, level ${info.level}, ${[...new Set(info.chambers)].join("+")}`}), ${((performance.now() - t0) / 1000).toFixed(2)} s\n`,
+          `decompress: ${fmt(container.length)} → ${fmt(bytes.length)} bytes (${info.legacy ? "legacy gzip" : `${info.bare ? "bare" : "framed"}, level ${info.level}, ${[...new Set(info.chambers)].join("+")}`}), ${((Date.now() - t0) / 1000).toFixed(2)} s\n`,
         );
       }
       return 0;
     }
 
-    const written = await streamTo(out, io, all, [
+    const { progressMeter, streamTo } = await import("../stream-io.js");
+    const written = await streamTo(out, io, all as Readable, [
       progressMeter(io, "decompress", total !== null && total >= PROGRESS_FROM ? total : null, quiet),
       (await import("../../codec/api/stream.js")).decompressStream({ maxOutputBytes }),
     ]);
     if (!quiet) {
       io.stderr.write(
-        `decompress: stream → ${fmt(written)} bytes (${mib(written)}), ${((performance.now() - t0) / 1000).toFixed(2)} s\n`,
+        `decompress: stream → ${fmt(written)} bytes (${mib(written)}), ${((Date.now() - t0) / 1000).toFixed(2)} s\n`,
       );
     }
     return 0;

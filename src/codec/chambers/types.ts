@@ -2,25 +2,12 @@ export type Level = "fast" | "balanced" | "max";
 export const LEVELS: readonly Level[] = ["fast", "balanced", "max"];
 
 /**
- * The chamber list is stated once, in registry.ts (`CHAMBER_LIST`): a chamber's id is its index
- * there (stable, part of the format). Only the name type is re-exported here, type-only, so the
- * chamber modules (which import this file) do not import the registry at run time.
+ * The chamber list is stated once, in registry.ts (its entries: CHAMBER_LIST, COMPRESS_CHAMBERS…):
+ * a chamber's id is its index there (stable, part of the format). Only the name type is re-exported
+ * here, type-only, so the chamber modules (which import this file) do not import the registry at
+ * run time.
  */
 export type { ChamberName } from "./registry.js";
-
-import type { ChamberName } from "./registry.js";
-
-/** chambers the router may choose for compression; the rest are produced only when asked */
-export const COMPRESS_CHAMBERS: readonly ChamberName[] = [
-  "zrw",
-  "float",
-  "delta",
-  "text",
-  "json_keys",
-  "json_residual",
-  "high_entropy",
-  "general",
-];
 
 export interface EncodeCtx {
   level: Level;

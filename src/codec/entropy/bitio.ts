@@ -74,3 +74,26 @@ export class BitReader {
     if (this.over > 0) fail("codec_corrupt", "raw bit stream overrun");
   }
 }
+
+/**
+ * Scratch byte buffers of the one-pass coders (level fast), one per slot, reused from call to call
+ * in this thread: a fresh multi-megabyte typed array costs about as much as the loop that fills
+ * it, and each one grows V8's external memory and brings the next garbage collection closer. The
+ * contents are stale: callers write before they read and copy out what they keep before the next
+ * call. Buffers above SCRATCH_KEEP_BYTES are not kept.
+ */
+export const SCRATCH_KEEP_BYTES = 4 << 20;
+const scratchSlots: Uint8Array[] = [];
+/** slots: raw bits, rANS stream, 16-bit symbols, the float chamber's integers */
+export const SCRATCH_BITS = 0;
+export const SCRATCH_RANS = 1;
+export const SCRATCH_SYMS16 = 2;
+export const SCRATCH_FLOAT_INTS = 3;
+export function scratchBytes(slot: number, size: number): Uint8Array {
+  const have = scratchSlots[slot];
+  if (have && have.length >= size) return have;
+  // rounded up to a multiple of 8 so that any typed view fits
+  const buf = new Uint8Array(Math.max(64, (size + 7) & ~7));
+  if (buf.length <= SCRATCH_KEEP_BYTES) scratchSlots[slot] = buf;
+  return buf;
+}

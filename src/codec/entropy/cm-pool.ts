@@ -1,14 +1,14 @@
 import os from "node:os";
 import { Worker } from "node:worker_threads";
 import { fail } from "../errors.js";
-import { MODEL_LIMIT } from "./cm-tables.js";
+import { type CmModel, MODEL_LIMIT, MODEL_WASM } from "./cm-tables.js";
 import { type CmJob, hasWasm, TABLES } from "./cm-wasm.js";
 
 /**
- * Worker threads for the context-mixing model, so its slow work (about 2 µs per byte each way)
- * never runs on the caller's thread: a server keeps answering other requests while a
- * context-mixing stream is coded, and independent streams (two text segments, a JSON document's
- * skeleton and values) run on separate cores, in both directions.
+ * Worker threads for the context-mixing model, so its slow work (about 1 µs per byte each way
+ * with model 3, 2 µs with models 1-2) never runs on the caller's thread: a server keeps
+ * answering other requests while a context-mixing stream is coded, and independent streams (two
+ * text segments, a JSON document's skeleton and values) run on separate cores, in both directions.
  *
  * Jobs of at most IN_THREAD_MAX bytes run in the caller's thread (a message round trip would cost
  * more than they do). When no worker can run (no WebAssembly, a worker died), jobs run in the
@@ -33,6 +33,7 @@ export interface DecodeJob {
   /** the bytes the stream's model was trained on first, given or decoded from another stream */
   prefix: Uint8Array | PrefixFrom | null;
   limit: number;
+  model: CmModel;
 }
 /** one stream decoded in this thread (what cmDecode takes) */
 export interface OneDecode {
@@ -43,7 +44,7 @@ export interface OneDecode {
   stop: number;
 }
 type Request =
-  | { op: "encode"; input: Uint8Array; colEnds: Uint32Array | null; primeLen: number; limit: number }
+  | { op: "encode"; input: Uint8Array; colEnds: Uint32Array | null; primeLen: number; limit: number; model: CmModel }
   | ({ op: "decode" } & DecodeJob);
 /** out: null when the worker could not run the job (then it runs here); corrupt: the decoder's message */
 interface Reply {
@@ -137,7 +138,7 @@ function next(slot: Slot): void {
 }
 
 function run(req: Request): Promise<Reply> {
-  if (!hasWasm() || callerThreadOnly) return Promise.resolve({ out: null });
+  if (!hasWasm(MODEL_WASM[req.model]) || callerThreadOnly) return Promise.resolve({ out: null });
   return new Promise((resolve) => {
     const task: Task = { req, resolve };
     const idle = slots.find((s) => s.task === null);
@@ -166,6 +167,7 @@ export async function cmEncodePool(jobs: CmJob[], here: (job: CmJob) => Uint8Arr
         colEnds: j.colEnds,
         primeLen: j.primeLen,
         limit: MODEL_LIMIT[j.model],
+        model: j.model,
       });
       return r.out ?? here(j);
     }),

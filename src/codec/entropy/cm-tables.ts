@@ -34,11 +34,17 @@ export const APM_ROW = new Uint16Array(24);
 for (let j = 0; j < 24; j++) APM_ROW[j] = Math.min(65535, squash(Math.round((j * 4096) / 23 - 2048)) * 16);
 
 /**
- * Model versions. They differ only in the counters' confidence limit (how many observations a
- * counter averages before its rate stops falling): 255 in model 1; 30 in model 2, which tracks
- * changing statistics (concatenated documents, code, markup) better — 0.5 % smaller on the
- * corpus heads it was measured on, 2-4 % on READMEs and code — and loses ≤ 0.7 % on long
- * uniform prose.
+ * Model versions. Models 1 and 2 differ only in the counters' confidence limit (how many
+ * observations a counter averages before its rate stops falling): 255 in model 1; 30 in model 2,
+ * which tracks changing statistics (concatenated documents, code, markup) better — 0.5 % smaller
+ * on the corpus heads it was measured on, 2-4 % on READMEs and code — and loses ≤ 0.7 % on long
+ * uniform prose. Both run as the TypeScript reference (cm.ts) and its WebAssembly build
+ * (cm-wasm/model.wasm). Model 3 (cm-wasm/model3.as.ts → model3.wasm) is a faster model with other
+ * predictions: checked 16-bit nibble buckets, integer SIMD mixers, no order-6 context; it runs
+ * only as WebAssembly (limit 30 for its direct counters, 15 for its 16-bit hashed ones).
  */
-export type CmModel = 1 | 2;
-export const MODEL_LIMIT: Record<CmModel, number> = { 1: 255, 2: 30 };
+export type CmModel = 1 | 2 | 3;
+export const MODEL_LIMIT: Record<CmModel, number> = { 1: 255, 2: 30, 3: 30 };
+/** the WebAssembly module of each model, next to cm-wasm/host.mjs */
+export type ModelWasm = "model.wasm" | "model3.wasm";
+export const MODEL_WASM: Record<CmModel, ModelWasm> = { 1: "model.wasm", 2: "model.wasm", 3: "model3.wasm" };

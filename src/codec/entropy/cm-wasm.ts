@@ -1,12 +1,14 @@
 import { readFileSync } from "node:fs";
 import { fail } from "../errors.js";
-import { APM_ROW, type CmModel, DT, SQUASH, STRETCH } from "./cm-tables.js";
+import { APM_ROW, type CmModel, DT, type ModelWasm, SQUASH, STRETCH } from "./cm-tables.js";
 import { decode, encode, type ModelTables, WasmCorrupt, WasmOutOfMemory } from "./cm-wasm/host.mjs";
 
 /**
- * The WebAssembly build of the context-mixing model (cm-wasm/model.as.ts → model.wasm; host
- * glue in cm-wasm/host.mjs). Functions return null when WebAssembly cannot run here (no module,
- * or memory cannot grow): callers fall back to the TypeScript model, which produces the same bits.
+ * The WebAssembly builds of the context-mixing models (cm-wasm/model.as.ts → model.wasm for
+ * models 1 and 2, model3.as.ts → model3.wasm for model 3; host glue in cm-wasm/host.mjs).
+ * Functions return null when WebAssembly cannot run here (no module, or memory cannot grow):
+ * callers fall back to the TypeScript model for models 1 and 2 (the same bits); model 3 has no
+ * fallback.
  * These run in the calling thread; cm-pool.ts runs them on worker threads.
  */
 
@@ -15,24 +17,26 @@ interface WasmApi {
   Module: new (bytes: Uint8Array) => object;
 }
 const Wasm = (globalThis as unknown as { WebAssembly?: WasmApi }).WebAssembly;
-const MODEL_URL = new URL("./cm-wasm/model.wasm", import.meta.url);
 export const TABLES: ModelTables = { stretch: STRETCH, squash: SQUASH, dt: DT, apmRow: APM_ROW };
 
-let mod: object | null | undefined;
-function module(): object | null {
-  if (mod === undefined) {
+const mods = new Map<ModelWasm, object | null>();
+/** the compiled module of models 1-2 (model.wasm) or 3 (model3.wasm, needs WebAssembly SIMD) */
+function module(file: ModelWasm = "model.wasm"): object | null {
+  let m = mods.get(file);
+  if (m === undefined) {
     try {
-      mod = Wasm ? new Wasm.Module(readFileSync(MODEL_URL)) : null;
+      m = Wasm ? new Wasm.Module(readFileSync(new URL(`./cm-wasm/${file}`, import.meta.url))) : null;
     } catch {
-      mod = null;
+      m = null;
     }
+    mods.set(file, m);
   }
-  return mod ?? null;
+  return m;
 }
 
-/** whether the WebAssembly module compiles here */
-export function hasWasm(): boolean {
-  return module() !== null;
+/** whether the WebAssembly module (of models 1-2, or the given one) compiles here */
+export function hasWasm(file: ModelWasm = "model.wasm"): boolean {
+  return module(file) !== null;
 }
 
 function outOfMemory(err: unknown): boolean {
@@ -44,8 +48,9 @@ export function cmEncodeWasm(
   colEnds: Uint32Array | null,
   primeLen: number,
   limit: number,
+  file: ModelWasm = "model.wasm",
 ): Uint8Array | null {
-  const m = module();
+  const m = module(file);
   if (!m) return null;
   try {
     return encode(m, TABLES, input, colEnds, primeLen, limit);
@@ -62,8 +67,9 @@ export function cmDecodeWasm(
   prefix: Uint8Array | null,
   limit: number,
   stop = rawLen,
+  file: ModelWasm = "model.wasm",
 ): Uint8Array | null {
-  const m = module();
+  const m = module(file);
   if (!m) return null;
   try {
     return decode(m, TABLES, payload, rawLen, colEnds, prefix, limit, stop);

@@ -1,7 +1,7 @@
 import { fail } from "../errors.js";
 import { ArithDecoder, ArithEncoder } from "./arith.js";
 import { cmDecodePool, cmEncodePool, type PrefixFrom } from "./cm-pool.js";
-import { APM_ROW, type CmModel, DT, MODEL_LIMIT, STRETCH, squash } from "./cm-tables.js";
+import { APM_ROW, type CmModel, DT, MODEL_LIMIT, MODEL_WASM, STRETCH, squash } from "./cm-tables.js";
 import { type CmJob, cmDecodeWasm, cmEncodeWasm } from "./cm-wasm.js";
 
 export type { CmModel } from "./cm-tables.js";
@@ -329,8 +329,15 @@ export function cmEncode(
   primeLen = 0,
   model: CmModel = 1,
 ): Uint8Array {
-  const limit = MODEL_LIMIT[model];
-  return cmEncodeWasm(input, colEnds, primeLen, limit) ?? cmEncodeJs(input, colEnds, primeLen, model);
+  const w = cmEncodeWasm(input, colEnds, primeLen, MODEL_LIMIT[model], MODEL_WASM[model]);
+  if (w) return w;
+  if (model === 3) noModel3();
+  return cmEncodeJs(input, colEnds, primeLen, model);
+}
+
+/** model 3 exists only as WebAssembly (with SIMD): no TypeScript fallback */
+function noModel3(): never {
+  return fail("codec_too_large", "context-mixing model 3 cannot run here (WebAssembly module or memory unavailable)");
 }
 
 /** decode rawLen bytes (or only the first `stop`: the model is sized for rawLen either way) */
@@ -342,10 +349,10 @@ export function cmDecode(
   model: CmModel = 1,
   stop = rawLen,
 ): Uint8Array {
-  return (
-    cmDecodeWasm(payload, rawLen, colEnds, prefix, MODEL_LIMIT[model], stop) ??
-    cmDecodeJs(payload, rawLen, colEnds, prefix, model, stop)
-  );
+  const w = cmDecodeWasm(payload, rawLen, colEnds, prefix, MODEL_LIMIT[model], stop, MODEL_WASM[model]);
+  if (w) return w;
+  if (model === 3) noModel3();
+  return cmDecodeJs(payload, rawLen, colEnds, prefix, model, stop);
 }
 
 /**
@@ -367,18 +374,19 @@ export function cmDecodeOffThread(
   prefix: Uint8Array | PrefixFrom | null = null,
   model: CmModel = 1,
 ): Promise<Uint8Array> {
-  return cmDecodePool({ payload, rawLen, colEnds, prefix, limit: MODEL_LIMIT[model] }, (d) =>
+  return cmDecodePool({ payload, rawLen, colEnds, prefix, limit: MODEL_LIMIT[model], model }, (d) =>
     cmDecode(d.payload, d.rawLen, d.colEnds, d.prefix, model, d.stop),
   );
 }
 
-/** the reference TypeScript model (the same bits as the WebAssembly build) */
+/** the reference TypeScript model of models 1 and 2 (the same bits as their WebAssembly build) */
 export function cmEncodeJs(
   input: Uint8Array,
   colEnds: Uint32Array | null = null,
   primeLen = 0,
   model: CmModel = 1,
 ): Uint8Array {
+  if (model === 3) noModel3();
   // the model stores a byte only where buf differs from it, so the input is never written here
   const m = new CMModel(input, input.length, colEnds, MODEL_LIMIT[model]);
   const enc = new ArithEncoder((input.length >> 2) + 64);
@@ -402,6 +410,7 @@ export function cmDecodeJs(
   model: CmModel = 1,
   stop = rawLen,
 ): Uint8Array {
+  if (model === 3) noModel3();
   const pl = prefix ? prefix.length : 0;
   const buf = new Uint8Array(pl + rawLen);
   if (prefix) buf.set(prefix);

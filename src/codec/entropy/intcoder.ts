@@ -1,7 +1,7 @@
 import { fail } from "../errors.js";
 import { ByteReader, ByteWriter } from "../format/varint.js";
-import { BitWriter } from "./bitio.js";
-import { ransDecode, ransDecodeCtx, ransEncode, ransEncodeCtx } from "./rans.js";
+import { BitWriter, SCRATCH_BITS, SCRATCH_SYMS16, scratchBytes } from "./bitio.js";
+import { ransDecode, ransDecodeCtx, ransEncode, ransEncodeCtx, ransEncodeU8, ransEncodeU16 } from "./rans.js";
 
 /**
  * Integer sequence coder shared by the numeric chambers (zrw, delta, float).
@@ -217,6 +217,394 @@ export function encodeInts(values: ArrayLike<number>, n: number, opts: IntCodeOp
   return encodeIntsInner(values, n, opts, 0);
 }
 
+/**
+ * Level fast: one pass over the values, typed arrays only, no trial encodings. The transform is
+ * the one given, or (several given) the one the token coder would code smallest on a sample
+ * (estimateTransform). The residuals are coded as kind 0 when constant; as kind 1 (exact order-0
+ * rANS over the zigzag values) when `direct` is on and the alphabet is small against the count
+ * (≤ DIRECT_MAX symbols, ≥ DIRECT_RATIO values per symbol: the finer model then saves more than
+ * its larger table costs); else as kind 2 (token rANS + raw bits). Without the direct kind the
+ * bytes are exactly encodeInts(values, n, { transforms: [chosen], fast: true }). No format change:
+ * every earlier decoder reads them.
+ */
+export function encodeIntsFast(
+  values: ArrayLike<number>,
+  n: number,
+  transforms: readonly Transform[] = [1],
+  opts: { direct?: boolean } = {},
+): Uint8Array {
+  // two element kinds from here on (Int32Array, Float64Array): the hot loops stay monomorphic or
+  // at most bimorphic, and a third kind cannot deoptimise them
+  if (!(values instanceof Int32Array)) values = checkedF64(values, n);
+  let t: Transform = transforms.length === 1 ? transforms[0]! : estimateTransform(values, n, transforms);
+  if (t > n) t = 0;
+  const m = n - t;
+  const w = new ByteWriter(16);
+  const { zs, toks } = scratch(m);
+  if (m === 0 || zigzagResiduals(values, n, t, zs)) {
+    // empty or constant residuals: kind 0
+    w.byte(t);
+    for (let i = 0; i < t; i++) w.svarint(values[i]!);
+    w.svarint(m > 0 ? residualAt(values, t, t) : 0);
+    return w.finish();
+  }
+  let body: Uint8Array[] | null = null;
+  let kind = 2;
+  const maxZ = opts.direct !== false && m >= DIRECT_MIN_VALUES ? maxOf(zs, m) : DIRECT_MAX;
+  if (maxZ < DIRECT_MAX) {
+    const syms = new Uint16Array(scratchBytes(SCRATCH_SYMS16, 2 * m).buffer, 0, m);
+    const counts = histogram16(zs, syms, m, maxZ + 1);
+    if (directPays(counts, m)) {
+      kind = 1;
+      body = [ransEncodeU16(syms, m, maxZ + 1, counts)];
+    }
+  }
+  if (!body) {
+    const tb = tokenBlocks(zs, toks, m);
+    body = [tb.tok, tb.bits];
+  }
+  w.byte(t | (kind << 2));
+  for (let i = 0; i < t; i++) w.svarint(values[i]!);
+  for (const b of body) w.uvarint(b.length);
+  // header and block lengths, then the blocks: one exact-size array
+  const lens = body.map((b) => uvarintSize(b.length));
+  const headLen = w.pos - lens.reduce((a, b) => a + b, 0);
+  const out = new Uint8Array(w.pos + body.reduce((a, b) => a + b.length, 0));
+  out.set(w.buf.subarray(0, headLen), 0);
+  let o = headLen;
+  let lp = headLen;
+  for (let k = 0; k < body.length; k++) {
+    out.set(w.buf.subarray(lp, lp + lens[k]!), o);
+    lp += lens[k]!;
+    o += lens[k]!;
+    out.set(body[k]!, o);
+    o += body[k]!.length;
+  }
+  return out;
+}
+
+const uvarintSize = (v: number): number => {
+  let n = 1;
+  while (v >= 0x80) {
+    v = Math.floor(v / 128);
+    n++;
+  }
+  return n;
+};
+
+// the loops of encodeIntsFast live in small functions of their own: encodeIntsFast sees two
+// element kinds and is deoptimised now and then, and a loop inside it would then run unoptimised
+
+function maxOf(zs: Float64Array, m: number): number {
+  let maxZ = 0;
+  for (let i = 0; i < m; i++) maxZ = Math.max(zs[i]!, maxZ);
+  return maxZ;
+}
+
+/** zs (all < alphabet) as 16-bit symbols, and their counts */
+function histogram16(zs: Float64Array, syms: Uint16Array, m: number, alphabet: number): Uint32Array {
+  const counts = new Uint32Array(alphabet);
+  for (let i = 0; i < m; i++) {
+    const z = zs[i]!;
+    syms[i] = z;
+    counts[z]!++;
+  }
+  return counts;
+}
+
+/** the direct kind at level fast: alphabets of at most this many symbols (SMALL_Z)… */
+export const DIRECT_MAX = 4096;
+/** …over at least this many values */
+export const DIRECT_MIN_VALUES = 4096;
+
+/**
+ * Whether the exact order-0 model (kind 1) beats tokens + raw bits by at least 0.5 %, from the
+ * histogram of the zigzag values: order-0 entropy plus about 12 bits of table per used symbol,
+ * against the tokens' entropy plus their raw bits (both estimates within 0.2 % of the coded
+ * sizes on random walks of 2·10^4–2.6·10^5 values; the margin covers the 15-bit frequencies'
+ * rounding on wide flat alphabets).
+ */
+function directPays(counts: Uint32Array, m: number): boolean {
+  const tokCounts = new Float64Array(TOKENS);
+  let direct = 0;
+  let raw = 0;
+  let used = 0;
+  for (let z = 0; z < counts.length; z++) {
+    const c = counts[z]!;
+    if (c === 0) continue;
+    used++;
+    direct += c * Math.log2(m / c);
+    tokCounts[SMALL_TOK[z]!]! += c;
+    raw += c * SMALL_NB[z]!;
+  }
+  let token = raw;
+  for (let k = 0; k < TOKENS; k++) {
+    const c = tokCounts[k]!;
+    if (c > 0) token += c * Math.log2(m / c);
+  }
+  return direct + 12 * used < 0.995 * token;
+}
+
+/** the values as a Float64Array (the input itself when it is one), each a safe integer below 2^50 */
+function checkedF64(values: ArrayLike<number>, n: number): Float64Array {
+  const f = values instanceof Float64Array ? values : Float64Array.from({ length: n }, (_, i) => values[i]!);
+  for (let i = 0; i < n; i++) {
+    const v = f[i]!;
+    if (!Number.isSafeInteger(v) || Math.abs(v) >= MAX_ABS) throw new RangeError(`value out of range at ${i}`);
+  }
+  return f;
+}
+
+const residualAt = (v: ArrayLike<number>, i: number, t: Transform): number =>
+  t === 0 ? v[i]! : t === 1 ? v[i]! - v[i - 1]! : v[i]! - 2 * v[i - 1]! + v[i - 2]!;
+
+/**
+ * The transform whose residuals the token coder would code smallest, estimated over up to 16 runs
+ * of 256 values spread over the input: raw bits plus the order-0 entropy of the tokens (the sum of
+ * bit lengths alone favours differences of independent values, whose spread is wider). A few
+ * thousand operations whatever n.
+ */
+export function estimateTransform(values: ArrayLike<number>, n: number, transforms: readonly Transform[]): Transform {
+  const RUN = 256;
+  const runs = Math.min(16, Math.max(1, Math.floor(n / RUN)));
+  const stride = Math.floor(n / runs);
+  let best: Transform = transforms[0] ?? 1;
+  let bestCost = Number.POSITIVE_INFINITY;
+  const counts = new Uint32Array(TOKENS);
+  for (const t of transforms) {
+    counts.fill(0);
+    let raw = 0;
+    let total = 0;
+    for (let r = 0; r < runs; r++) {
+      const a = Math.max(2, r * stride);
+      const b = Math.min(n, a + RUN);
+      for (let i = a; i < b; i++) {
+        const x = residualAt(values, i, t);
+        const tok = tokenOf(x >= 0 ? 2 * x : -2 * x - 1);
+        counts[tok]!++;
+        raw += TOK_BITS[tok]!;
+        total++;
+      }
+    }
+    let cost = raw;
+    for (let k = 0; k < TOKENS; k++) {
+      const c = counts[k]!;
+      if (c > 0) cost += c * Math.log2(total / c);
+    }
+    if (cost < bestCost) {
+      bestCost = cost;
+      best = t;
+    }
+  }
+  return best;
+}
+
+/**
+ * Scratch arrays of the fast path, reused from call to call (a fresh 2 MB typed array costs about
+ * as much as the loop that fills it); at most SCRATCH_KEEP values are kept between calls.
+ */
+const SCRATCH_KEEP = 1 << 19;
+let scratchZ = new Float64Array(0);
+let scratchT = new Uint8Array(0);
+function scratch(m: number): { zs: Float64Array; toks: Uint8Array } {
+  if (scratchZ.length >= m) return { zs: scratchZ, toks: scratchT };
+  const zs = new Float64Array(m);
+  const toks = new Uint8Array(m);
+  if (m <= SCRATCH_KEEP) {
+    scratchZ = zs;
+    scratchT = toks;
+  }
+  return { zs, toks };
+}
+
+/** zigzag of a residual: int32 arithmetic when |r| < 2^30 (no data-dependent branch), else doubles */
+const zigzag = (r: number): number =>
+  r >= -1073741824 && r < 1073741824 ? ((r << 1) ^ (r >> 31)) >>> 0 : r >= 0 ? 2 * r : -2 * r - 1;
+
+/**
+ * Zigzag residuals of transform t (m = n - t of them) into zs; true when the residuals are all
+ * equal. One loop per input kind keeps each loop's element loads monomorphic.
+ */
+function zigzagResiduals(values: ArrayLike<number>, n: number, t: Transform, zs: Float64Array): boolean {
+  const m = n - t;
+  const first = residualAt(values, t, t);
+  let same = true;
+  if (values instanceof Int32Array) {
+    // int32 first and second differences are exact in doubles (|r| < 2^34)
+    if (t === 0) {
+      for (let i = 0; i < m; i++) {
+        const r = values[i]!;
+        same = same && r === first;
+        zs[i] = ((r << 1) ^ (r >> 31)) >>> 0;
+      }
+    } else if (t === 1) {
+      let prev = values[0]!;
+      for (let i = 0; i < m; i++) {
+        const v = values[i + 1]!;
+        const r = v - prev;
+        prev = v;
+        same = same && r === first;
+        zs[i] = zigzag(r);
+      }
+    } else {
+      for (let i = 0; i < m; i++) {
+        const r = values[i + 2]! - 2 * values[i + 1]! + values[i]!;
+        same = same && r === first;
+        zs[i] = zigzag(r);
+      }
+    }
+  } else if (values instanceof Float64Array) {
+    if (t === 0) {
+      for (let i = 0; i < m; i++) {
+        const r = values[i]!;
+        same = same && r === first;
+        zs[i] = zigzag(r);
+      }
+    } else if (t === 1) {
+      let prev = values[0]!;
+      for (let i = 0; i < m; i++) {
+        const v = values[i + 1]!;
+        const r = v - prev;
+        prev = v;
+        same = same && r === first;
+        zs[i] = zigzag(r);
+      }
+    } else {
+      for (let i = 0; i < m; i++) {
+        const r = values[i + 2]! - 2 * values[i + 1]! + values[i]!;
+        same = same && r === first;
+        zs[i] = zigzag(r);
+      }
+    }
+  } else {
+    for (let i = 0; i < m; i++) {
+      const r = residualAt(values, i + t, t);
+      same = same && r === first;
+      zs[i] = zigzag(r);
+    }
+  }
+  return same;
+}
+
+/** 2^-k for the wide tokens (exact: a power of two) */
+const INV_POW2 = Float64Array.from({ length: 64 }, (_, k) => 2 ** -k);
+
+/** token and raw-bit count of every z < SMALL_Z (one table load instead of the bit-length arithmetic) */
+const SMALL_Z = 1 << 12;
+const SMALL_TOK = new Uint8Array(SMALL_Z);
+const SMALL_NB = new Uint8Array(SMALL_Z);
+for (let z = 0; z < SMALL_Z; z++) {
+  SMALL_TOK[z] = tokenOf(z);
+  SMALL_NB[z] = TOK_BITS[SMALL_TOK[z]!]!;
+}
+
+function tokenBlocks(zs: Float64Array, toks: Uint8Array, m: number): { tok: Uint8Array; bits: Uint8Array } {
+  const counts = new Uint32Array(TOKENS);
+  // raw bits: at most 50 per value, usually far fewer; grown when needed
+  let cap = Math.max(64, m * 2);
+  let out = scratchBytes(SCRATCH_BITS, cap); // copied out by the caller before the next call
+  cap = out.length;
+  let p = 0;
+  let acc = 0;
+  let cnt = 0;
+  for (let i = 0; i < m; i++) {
+    const z = zs[i]!;
+    let tok: number;
+    if (p + 8 > cap) {
+      cap *= 2;
+      const bigger = new Uint8Array(cap);
+      bigger.set(out.subarray(0, p));
+      out = bigger;
+    }
+    if (z < 2147483648) {
+      const zi = z | 0;
+      let nb: number;
+      if (zi < SMALL_Z) {
+        tok = SMALL_TOK[zi]!;
+        nb = SMALL_NB[zi]!;
+      } else {
+        const k = 32 - Math.clz32(zi);
+        nb = k - 3;
+        tok = 16 + (k - 5) * 4 + ((zi >>> nb) & 3);
+      }
+      if (nb > 24) {
+        acc |= (zi & 0xffffff) << cnt;
+        cnt += 24;
+        while (cnt >= 8) {
+          out[p++] = acc & 0xff;
+          acc >>>= 8;
+          cnt -= 8;
+        }
+        acc |= ((zi >>> 24) & ((1 << (nb - 24)) - 1)) << cnt;
+        cnt += nb - 24;
+      } else {
+        // ≤ 24 new bits on ≤ 7 pending ones: store 4 bytes, keep the whole ones (branch-free)
+        acc |= (zi & ((1 << nb) - 1)) << cnt;
+        cnt += nb;
+      }
+      out[p] = acc;
+      out[p + 1] = acc >>> 8;
+      out[p + 2] = acc >>> 16;
+      out[p + 3] = acc >>> 24;
+      const whole = cnt >> 3;
+      p += whole;
+      acc >>>= whole << 3;
+      cnt &= 7;
+    } else {
+      // 2^31 ≤ z < 2^53: 32-bit halves; the nb = k - 3 raw bits go out as 24 + ≤ 24 + ≤ 2 bits,
+      // the chunks BitWriter.write cuts them into
+      const hi = Math.floor(z * INV_POW2[32]!);
+      const lo = (z - hi * 4294967296) >>> 0;
+      const k = hi === 0 ? 32 : 64 - Math.clz32(hi);
+      const nb = k - 3;
+      const top = nb >= 32 ? (hi >>> (nb - 32)) & 3 : ((lo >>> nb) | (hi << (32 - nb))) & 3;
+      tok = 16 + (k - 5) * 4 + top;
+      acc |= (lo & 0xffffff) << cnt;
+      cnt += 24;
+      out[p] = acc;
+      out[p + 1] = acc >>> 8;
+      out[p + 2] = acc >>> 16;
+      out[p + 3] = acc >>> 24;
+      let whole = cnt >> 3;
+      p += whole;
+      acc = acc >>> (whole << 3);
+      cnt &= 7;
+      const rem = nb - 24;
+      const b1 = Math.min(rem, 24);
+      acc |= (((lo >>> 24) | (hi << 8)) & ((1 << b1) - 1)) << cnt;
+      cnt += b1;
+      out[p] = acc;
+      out[p + 1] = acc >>> 8;
+      out[p + 2] = acc >>> 16;
+      out[p + 3] = acc >>> 24;
+      whole = cnt >> 3;
+      p += whole;
+      acc = acc >>> (whole << 3);
+      cnt &= 7;
+      if (rem > 24) {
+        acc |= ((hi >>> 16) & ((1 << (rem - 24)) - 1)) << cnt;
+        cnt += rem - 24;
+        if (cnt >= 8) {
+          out[p++] = acc;
+          acc >>>= 8;
+          cnt -= 8;
+        }
+      }
+    }
+    toks[i] = tok;
+    counts[tok]!++;
+  }
+  // the last partial byte (out has ≥ 8 bytes of room past p: checked at the top of the loop)
+  out[p] = acc;
+  return { tok: tokenStream(toks, m, counts), bits: out.subarray(0, cnt > 0 ? p + 1 : p) };
+}
+
+function tokenStream(toks: Uint8Array, m: number, counts: Uint32Array): Uint8Array {
+  let alpha = TOKENS;
+  while (alpha > 0 && counts[alpha - 1] === 0) alpha--;
+  return ransEncodeU8(toks, m, alpha, counts);
+}
+
 function decodeResiduals(r: ByteReader, n: number, depth: number, kind: number): Float64Array {
   const out = new Float64Array(n);
   if (kind === 0) {
@@ -269,56 +657,49 @@ function decodeResiduals(r: ByteReader, n: number, depth: number, kind: number):
   return fail("codec_corrupt", `unknown residual kind ${kind}`);
 }
 
-/** tokens + LSB-first raw bits → signed residuals (inlined bit reader: the hot decode loop) */
+/**
+ * tokens + LSB-first raw bits → signed residuals (the hot decode loop). The raw bits are read as
+ * a 32-bit little-endian word at the current byte, shifted by the bit offset: no data-dependent
+ * branch for values of ≤ 24 raw bits (tokens < 16 have none: their mask is 0 and their base is
+ * the token). The bits are copied once into a buffer with 8 zero bytes of padding; reading past
+ * the real end is the same error as before (raw bit stream overrun).
+ */
 function tokensToValues(toks: ArrayLike<number>, bits: Uint8Array, out: Float64Array): void {
   const n = out.length;
-  let acc = 0;
-  let cnt = 0;
-  let p = 0;
   const end = bits.length;
+  const padded = new Uint8Array(end + 8);
+  padded.set(bits);
+  const dv = new DataView(padded.buffer);
+  const limit = end * 8;
+  let bp = 0; // bit position
   for (let i = 0; i < n; i++) {
     const t = toks[i]!;
     const nb = TOK_BITS[t]!;
-    let z: number;
-    if (nb === 0) {
-      out[i] = (t >>> 1) ^ -(t & 1); // small tokens are the value itself: int zigzag
-      continue;
-    }
     if (nb <= 24) {
-      while (cnt < nb) {
-        acc |= (p < end ? bits[p]! : 0) << cnt;
-        p++;
-        cnt += 8;
-      }
-      // base < 2^27 here, so z fits an int32 and the zigzag stays in integer arithmetic
-      const zi = TOK_BASE_I[t]! + (acc & ((1 << nb) - 1));
-      acc >>>= nb;
-      cnt -= nb;
+      if (bp > limit) break; // past the end (reported below); keeps the reads inside the padding
+      const word = dv.getUint32(bp >>> 3, true);
+      const zi = TOK_BASE_I[t]! + ((word >>> (bp & 7)) & ((1 << nb) - 1));
+      bp += nb;
       out[i] = (zi >>> 1) ^ -(zi & 1);
       continue;
-    } else {
-      // wide values: 24 bits at a time
-      let v = 0;
-      let mul = 1;
-      let left = nb;
-      while (left > 0) {
-        const k = Math.min(24, left);
-        while (cnt < k) {
-          acc |= (p < end ? bits[p]! : 0) << cnt;
-          p++;
-          cnt += 8;
-        }
-        v += (acc & ((1 << k) - 1)) * mul;
-        acc >>>= k;
-        cnt -= k;
-        mul *= 16777216;
-        left -= k;
-      }
-      z = TOK_BASE[t]! + v;
     }
+    // wide values: 24 bits at a time, as BitWriter wrote them
+    let v = 0;
+    let mul = 1;
+    let left = nb;
+    while (left > 0) {
+      if (bp > limit) break;
+      const k = Math.min(left, 24);
+      const word = dv.getUint32(bp >>> 3, true);
+      v += ((word >>> (bp & 7)) & ((1 << k) - 1)) * mul;
+      bp += k;
+      mul *= 16777216;
+      left -= k;
+    }
+    const z = TOK_BASE[t]! + v;
     out[i] = z % 2 === 1 ? -(z + 1) / 2 : z / 2;
   }
-  if (p > end) fail("codec_corrupt", "raw bit stream overrun");
+  if (bp > limit) fail("codec_corrupt", "raw bit stream overrun");
 }
 
 function decodeIntsInner(r: ByteReader, n: number, depth: number): Float64Array {

@@ -1,5 +1,6 @@
 import { fail } from "../errors.js";
 import { type ByteReader, ByteWriter } from "../format/varint.js";
+import { SCRATCH_RANS, scratchBytes } from "./bitio.js";
 
 /**
  * Static order-0 rANS (two interleaved 32-bit states, byte renormalisation,
@@ -94,6 +95,133 @@ export function ransEncode(syms: ArrayLike<number>, n: number, alphabet: number)
   return w.finish();
 }
 
+/**
+ * ransEncode for byte symbols already counted (counts[s] = occurrences of s among syms[0..n)):
+ * the same bytes as ransEncode(syms, n, alphabet), with the two states in locals and per-symbol
+ * tables precomputed (the hot loop of the integer coder at level fast).
+ */
+export function ransEncodeU8(syms: Uint8Array, n: number, alphabet: number, counts: Uint32Array): Uint8Array {
+  const w = new ByteWriter(2 * alphabet + 16);
+  const freqs = normalize(counts.subarray(0, alphabet), n);
+  writeFreqs(w, freqs, alphabet);
+  if (n === 0) return w.finish();
+  const starts = startsOf(freqs, alphabet);
+  const xmaxOf = new Float64Array(alphabet);
+  for (let s = 0; s < alphabet; s++) xmaxOf[s] = ((L >>> SCALE_BITS) << 8) * freqs[s]!;
+  // every symbol emits at most 2 bytes (x < 2^31, xmax ≥ 2^16)
+  const cap = 2 * n + 16;
+  const out = scratchBytes(SCRATCH_RANS, cap); // written from the end; finishStream copies it out
+  let p = cap;
+  let x0 = L;
+  let x1 = L;
+  let i = n - 1;
+  if ((i & 1) === 0) {
+    // the last symbol belongs to state 0 when n is odd
+    const s = syms[i]!;
+    const f = freqs[s]!;
+    const xmax = xmaxOf[s]!;
+    while (x0 >= xmax) {
+      out[--p] = x0 & 0xff;
+      x0 >>>= 8;
+    }
+    const q = Math.floor(x0 / f);
+    x0 = q * M + (x0 - q * f) + starts[s]!;
+    i--;
+  }
+  for (; i >= 1; i -= 2) {
+    let s = syms[i]!;
+    let f = freqs[s]!;
+    let xmax = xmaxOf[s]!;
+    while (x1 >= xmax) {
+      out[--p] = x1 & 0xff;
+      x1 >>>= 8;
+    }
+    let q = Math.floor(x1 / f);
+    x1 = q * M + (x1 - q * f) + starts[s]!;
+    s = syms[i - 1]!;
+    f = freqs[s]!;
+    xmax = xmaxOf[s]!;
+    while (x0 >= xmax) {
+      out[--p] = x0 & 0xff;
+      x0 >>>= 8;
+    }
+    q = Math.floor(x0 / f);
+    x0 = q * M + (x0 - q * f) + starts[s]!;
+  }
+  return finishStream(w, x0, x1, out.subarray(p, cap));
+}
+
+/** ransEncodeU8 for 16-bit symbols (a separate copy keeps each hot loop's loads monomorphic) */
+export function ransEncodeU16(syms: Uint16Array, n: number, alphabet: number, counts: Uint32Array): Uint8Array {
+  const w = new ByteWriter(2 * alphabet + 16);
+  const freqs = normalize(counts.subarray(0, alphabet), n);
+  writeFreqs(w, freqs, alphabet);
+  if (n === 0) return w.finish();
+  const starts = startsOf(freqs, alphabet);
+  const xmaxOf = new Float64Array(alphabet);
+  for (let s = 0; s < alphabet; s++) xmaxOf[s] = ((L >>> SCALE_BITS) << 8) * freqs[s]!;
+  // every symbol emits at most 2 bytes (x < 2^31, xmax ≥ 2^16)
+  const cap = 2 * n + 16;
+  const out = scratchBytes(SCRATCH_RANS, cap); // written from the end; finishStream copies it out
+  let p = cap;
+  let x0 = L;
+  let x1 = L;
+  let i = n - 1;
+  if ((i & 1) === 0) {
+    // the last symbol belongs to state 0 when n is odd
+    const s = syms[i]!;
+    const f = freqs[s]!;
+    const xmax = xmaxOf[s]!;
+    while (x0 >= xmax) {
+      out[--p] = x0 & 0xff;
+      x0 >>>= 8;
+    }
+    const q = Math.floor(x0 / f);
+    x0 = q * M + (x0 - q * f) + starts[s]!;
+    i--;
+  }
+  for (; i >= 1; i -= 2) {
+    let s = syms[i]!;
+    let f = freqs[s]!;
+    let xmax = xmaxOf[s]!;
+    while (x1 >= xmax) {
+      out[--p] = x1 & 0xff;
+      x1 >>>= 8;
+    }
+    let q = Math.floor(x1 / f);
+    x1 = q * M + (x1 - q * f) + starts[s]!;
+    s = syms[i - 1]!;
+    f = freqs[s]!;
+    xmax = xmaxOf[s]!;
+    while (x0 >= xmax) {
+      out[--p] = x0 & 0xff;
+      x0 >>>= 8;
+    }
+    q = Math.floor(x0 / f);
+    x0 = q * M + (x0 - q * f) + starts[s]!;
+  }
+  return finishStream(w, x0, x1, out.subarray(p, cap));
+}
+
+/** table + states + stream length + stream, in one exact-size array (no growth, one copy) */
+function finishStream(w: ByteWriter, x0: number, x1: number, stream: Uint8Array): Uint8Array {
+  const head = w.buf.subarray(0, w.pos);
+  const len = new ByteWriter(8);
+  len.uvarint(stream.length);
+  const out = new Uint8Array(head.length + 8 + len.pos + stream.length);
+  out.set(head, 0);
+  let o = head.length;
+  for (const x of [x0, x1]) {
+    out[o++] = x & 0xff;
+    out[o++] = (x >>> 8) & 0xff;
+    out[o++] = (x >>> 16) & 0xff;
+    out[o++] = (x >>> 24) & 0xff;
+  }
+  out.set(len.buf.subarray(0, len.pos), o);
+  out.set(stream, o + len.pos);
+  return out;
+}
+
 /** cumulative starts of a frequency table */
 function startsOf(freqs: Uint32Array, alphabet: number): Uint32Array {
   const st = new Uint32Array(alphabet);
@@ -162,20 +290,34 @@ export function ransDecode(r: ByteReader, n: number, maxAlphabet: number): Uint1
   let x1 = r.u32le();
   if (x0 < L || x1 < L || x0 >= 0x80000000 || x1 >= 0x80000000) fail("codec_corrupt", "bad rANS state");
   const len = r.uvarintMax(r.remaining, "rANS stream length");
-  const buf = r.bytes(len);
+  const end = len;
+  // the stream with 4 zero bytes of padding: a state takes 0, 1 or 2 bytes per symbol (after a
+  // step x ≥ 2^8, so two bytes bring it to ≥ L), read without a data-dependent branch: b = 1 when
+  // x < L (x < 2^31, so x − L is negative exactly then)
+  const buf = new Uint8Array(len + 4);
+  buf.set(r.bytes(len));
   let p = 0;
-  const end = buf.length;
   let i = 0;
   for (; i + 1 < n; i += 2) {
     let slot = x0 & MASK;
     let s = look[slot]!;
     x0 = freqs[s]! * (x0 >>> SCALE_BITS) + slot - start[s]!;
-    while (x0 < L) x0 = ((x0 << 8) | buf[p++]!) >>> 0;
+    let b = (x0 - L) >>> 31;
+    x0 = (x0 << (b << 3)) | (buf[p]! & -b);
+    p += b;
+    b = (x0 - L) >>> 31;
+    x0 = (x0 << (b << 3)) | (buf[p]! & -b);
+    p += b;
     out[i] = s;
     slot = x1 & MASK;
     s = look[slot]!;
     x1 = freqs[s]! * (x1 >>> SCALE_BITS) + slot - start[s]!;
-    while (x1 < L) x1 = ((x1 << 8) | buf[p++]!) >>> 0;
+    b = (x1 - L) >>> 31;
+    x1 = (x1 << (b << 3)) | (buf[p]! & -b);
+    p += b;
+    b = (x1 - L) >>> 31;
+    x1 = (x1 << (b << 3)) | (buf[p]! & -b);
+    p += b;
     out[i + 1] = s;
     if (p > end) break;
   }

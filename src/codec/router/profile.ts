@@ -1,3 +1,4 @@
+import { isUtf8 as nativeIsUtf8 } from "node:buffer";
 import { pickExponent } from "../chambers/float/index.js";
 
 /**
@@ -71,16 +72,28 @@ function sample(b: Uint8Array): Uint8Array {
 }
 
 export function entropy0(b: Uint8Array): number {
-  if (b.length === 0) return 0;
+  return entropyOf(histogram(b), b.length);
+}
+
+function histogram(b: Uint8Array): Uint32Array {
   const c = new Uint32Array(256);
   for (let i = 0; i < b.length; i++) c[b[i]!]!++;
+  return c;
+}
+
+function entropyOf(c: Uint32Array, len: number): number {
+  if (len === 0) return 0;
   let h = 0;
   for (let i = 0; i < 256; i++) {
-    const p = c[i]! / b.length;
+    const p = c[i]! / len;
     if (p > 0) h -= p * Math.log2(p);
   }
   return h;
 }
+
+/** printable or whitespace bytes (and every byte ≥ 0x80: UTF-8 sequences) */
+const isPrintable = (c: number): boolean =>
+  (c >= 0x20 && c < 0x7f) || c === 0x0a || c === 0x0d || c === 0x09 || c >= 0x80;
 
 const MAGICS: [string, number[]][] = [
   ["gzip", [0x1f, 0x8b]],
@@ -101,13 +114,9 @@ function magicOf(b: Uint8Array): string | null {
   return null;
 }
 
+/** strict UTF-8 validity (node:buffer's native validator: what TextDecoder's fatal mode accepts, without decoding) */
 function isUtf8(b: Uint8Array): boolean {
-  try {
-    new TextDecoder("utf-8", { fatal: true }).decode(b);
-    return true;
-  } catch {
-    return false;
-  }
+  return nativeIsUtf8(b);
 }
 
 function looksJson(b: Uint8Array, utf8: boolean): boolean {
@@ -157,11 +166,25 @@ function looksCsv(s: Uint8Array): boolean {
 function strideOf(s: Uint8Array): number {
   const n = Math.min(s.length, SAMPLE);
   if (n < 256) return 0;
-  const score = (k: number): number => {
-    let m = 0;
-    for (let i = k; i < n; i++) if (s[i] === s[i - k]) m++;
-    return m / (n - k);
-  };
+  // matches at distances 1, 2, 4 and 8 in one pass (the first k positions of distance k skipped)
+  let m1 = 0;
+  let m2 = 0;
+  let m4 = 0;
+  let m8 = 0;
+  for (let i = 1; i < 8; i++) {
+    const c = s[i]!;
+    m1 += c === s[i - 1] ? 1 : 0;
+    if (i >= 2) m2 += c === s[i - 2] ? 1 : 0;
+    if (i >= 4) m4 += c === s[i - 4] ? 1 : 0;
+  }
+  for (let i = 8; i < n; i++) {
+    const c = s[i]!;
+    m1 += c === s[i - 1] ? 1 : 0;
+    m2 += c === s[i - 2] ? 1 : 0;
+    m4 += c === s[i - 4] ? 1 : 0;
+    m8 += c === s[i - 8] ? 1 : 0;
+  }
+  const score = (k: number): number => (k === 1 ? m1 : k === 2 ? m2 : k === 4 ? m4 : m8) / (n - k);
   const base = score(1);
   let best = 0;
   let bestScore = base * 1.25 + 0.02;
@@ -177,13 +200,13 @@ function strideOf(s: Uint8Array): number {
 
 export function profileBytes(bytes: Uint8Array, declared: DeclaredType | null = null): Profile {
   const s = sample(bytes);
-  const h0 = entropy0(s);
-  let printable = 0;
-  for (let i = 0; i < s.length; i++) {
-    const c = s[i]!;
-    if ((c >= 0x20 && c < 0x7f) || c === 0x0a || c === 0x0d || c === 0x09 || c >= 0x80) printable++;
-  }
-  printable = s.length ? printable / s.length : 1;
+  // one histogram of the sample gives both its entropy and its printable share
+  const hist = histogram(s);
+  const h0 = entropyOf(hist, s.length);
+  let printableCount = 0;
+  for (let c = 0; c < 256; c++) if (isPrintable(c)) printableCount += hist[c]!;
+  // a separate variable for the share: an integer variable turned fractional deoptimises this function
+  const printable = s.length ? printableCount / s.length : 1;
   const utf8 = isUtf8(bytes);
   const magic = magicOf(bytes);
   let int32Small = 0;
@@ -193,18 +216,21 @@ export function profileBytes(bytes: Uint8Array, declared: DeclaredType | null = 
   let decimal = 0;
   const aligned = s.length - (s.length % 8);
   if (bytes.length % 4 === 0 && bytes.length >= 16) {
-    const dv = new DataView(s.buffer, s.byteOffset, aligned);
+    // typed views (little-endian on every platform Node supports) over an 8-aligned copy if need be
+    const a8 = s.byteOffset % 8 === 0 ? s : s.slice(0, aligned);
     const n = aligned / 4;
+    const i32 = new Int32Array(a8.buffer, a8.byteOffset, n);
+    const f32v = new Float32Array(a8.buffer, a8.byteOffset, n);
     let small = 0;
     let mono = 0;
     let plaus32 = 0;
-    let prev = dv.getInt32(0, true);
+    let prev = i32[0]!;
     for (let i = 0; i < n; i++) {
-      const v = dv.getInt32(i * 4, true);
+      const v = i32[i]!;
       if (v < 1 << 24 && v >= -(1 << 24)) small++;
       if (i > 0 && v >= prev) mono++;
       prev = v;
-      const f = Math.abs(dv.getFloat32(i * 4, true));
+      const f = Math.abs(f32v[i]!);
       if (f === 0 || (f > 1e-6 && f < 1e9)) plaus32++;
     }
     int32Small = small / n;
@@ -212,10 +238,11 @@ export function profileBytes(bytes: Uint8Array, declared: DeclaredType | null = 
     f32 = plaus32 / n;
     if (bytes.length % 8 === 0) {
       const m = aligned / 8;
+      const f64v = new Float64Array(a8.buffer, a8.byteOffset, m);
       let plaus = 0;
       const vals = new Float64Array(Math.min(m, 4096));
       for (let i = 0; i < m; i++) {
-        const f = dv.getFloat64(i * 8, true);
+        const f = f64v[i]!;
         const a = Math.abs(f);
         if (a === 0 || (a > 1e-12 && a < 1e15)) plaus++;
         if (i < vals.length) vals[i] = f;

@@ -1,4 +1,4 @@
-import { decodeInts, encodeInts, MAX_ABS } from "../../entropy/intcoder.js";
+import { decodeInts, encodeInts, encodeIntsFast, MAX_ABS } from "../../entropy/intcoder.js";
 import { fail } from "../../errors.js";
 import { ByteReader } from "../../format/varint.js";
 import type { Chamber } from "../types.js";
@@ -32,7 +32,8 @@ export const delta: Chamber<"delta"> = {
     const fast = ctx.level === "fast";
     let best = {
       params: Uint8Array.of(4),
-      payload: encodeInts(v, v.length, fast ? { transforms: [1], fast } : { transforms: [1, 2] }),
+      // fast: one pass, delta or delta-of-delta by a sampled estimate (no trial encodings)
+      payload: fast ? encodeIntsFast(v, v.length, [1, 2]) : encodeInts(v, v.length, { transforms: [1, 2] }),
     };
     // int64 interpretation (epoch milliseconds and the like); skipped at level fast
     const wide = fast ? null : readI64(input);

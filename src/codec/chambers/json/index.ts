@@ -6,10 +6,10 @@ import { bestBackend } from "../general/index.js";
 import type { Chamber, DecodeCtx, Level } from "../types.js";
 import { columnsOf, joinJson, LIT, STR, splitJson } from "./split.js";
 
-/** stream coders after the backend ids 0-3: context mixing with model 1 (4) or model 2 (5) */
-const CM_CODERS: Record<number, CmModel> = { 4: 1, 5: 2 };
-const JSON_MODEL: CmModel = 2;
-const CM = 5; // the coder id of JSON_MODEL
+/** stream coders after the backend ids 0-3: context mixing with model 1 (4), 2 (5) or 3 (6) */
+const CM_CODERS: Record<number, CmModel> = { 4: 1, 5: 2, 6: 3 };
+const JSON_MODEL: CmModel = 3;
+const CM = 6; // the coder id of JSON_MODEL
 
 interface Coded {
   coder: number;
@@ -131,7 +131,7 @@ function jsonChamber<N extends string>(name: N, columnar: boolean): Chamber<N> {
       return { params: Uint8Array.of(s.coder, v.coder), payload: w.finish() };
     },
     async decode(params, payload, rawLen, dctx) {
-      if (params.length !== 2 || params[0]! > 5 || params[1]! > 5) fail("codec_bad_params", "bad JSON coders");
+      if (params.length !== 2 || params[0]! > 6 || params[1]! > 6) fail("codec_bad_params", "bad JSON coders");
       const r = new ByteReader(payload);
       const skelLen = r.uvarintMax(rawLen, "skeleton length");
       const blobLen = r.uvarintMax(2 * rawLen + 1, "value stream length");

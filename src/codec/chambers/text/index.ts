@@ -16,7 +16,8 @@ import { isExecutable, x86Decode, x86Encode } from "./x86.js";
  *  1 — one stream, model 1          2 — two segments (entropy/cm-segments.ts), model 1
  *  3 — one stream, model 2          4 — two segments, model 2
  *  5 — two segments, model 2, segment 1 primed by the input's head (both decode at once)
- * The encoder writes 3 and 5; 1, 2 and 4 (written by earlier versions) still decode.
+ *  6 — one stream, model 3          7 — as 5, model 3
+ * The encoder writes 6 and 7; 1-5 (written by earlier versions) still decode.
  */
 const LAYOUTS: Record<number, { model: CmModel; split: PrimeFrom | null }> = {
   1: { model: 1, split: null },
@@ -24,9 +25,12 @@ const LAYOUTS: Record<number, { model: CmModel; split: PrimeFrom | null }> = {
   3: { model: 2, split: null },
   4: { model: 2, split: "adjacent" },
   5: { model: 2, split: "head" },
+  6: { model: 3, split: null },
+  7: { model: 3, split: "head" },
 };
-const SPLIT_LAYOUT = 5;
-const MODEL: CmModel = 2;
+const ONE_LAYOUT = 6;
+const SPLIT_LAYOUT = 7;
+const MODEL: CmModel = 3;
 
 /** two segments, coded at once */
 async function encodeSegments(data: Uint8Array): Promise<Uint8Array> {
@@ -51,7 +55,7 @@ export const text: Chamber<"text"> = {
     // binary and CSV-like inputs lose more to the split than prose, markup and code
     const split = ctx.dataClass === "text" && splitsWell(data);
     return {
-      params: Uint8Array.of(split ? SPLIT_LAYOUT : 3, x86 ? 1 : 0),
+      params: Uint8Array.of(split ? SPLIT_LAYOUT : ONE_LAYOUT, x86 ? 1 : 0),
       payload: split
         ? await encodeSegments(data)
         : (await cmEncodeAll([{ input: data, colEnds: null, primeLen: 0, model: MODEL }]))[0]!,

@@ -34,3 +34,16 @@ function transform(d: Uint8Array, dir: 1 | -1): void {
 export function isExecutable(b: Uint8Array): boolean {
   return (b[0] === 0x7f && b[1] === 0x45 && b[2] === 0x4c && b[3] === 0x46) || (b[0] === 0x4d && b[1] === 0x5a);
 }
+
+/**
+ * An x86 or x86-64 executable: ELF whose e_machine (offset 18, little-endian ELF) is EM_386 (3) or
+ * EM_X86_64 (62), or PE/COFF ("MZ"). The balanced level filters only these (a SPARC or big-endian
+ * ELF has no E8/E9 rel32 calls to align, and the filter would only scramble its bytes).
+ */
+export function isX86Executable(b: Uint8Array): boolean {
+  if (b.length < 20) return false;
+  if (b[0] === 0x4d && b[1] === 0x5a) return true;
+  if (!(b[0] === 0x7f && b[1] === 0x45 && b[2] === 0x4c && b[3] === 0x46) || b[5] !== 1) return false;
+  const machine = b[18]! | (b[19]! << 8);
+  return machine === 3 || machine === 62;
+}

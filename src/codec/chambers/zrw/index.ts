@@ -1,5 +1,5 @@
 import { backendDecode, brotliAsync } from "../../backends.js";
-import { decodeInts, encodeInts, type IntCodeOptions } from "../../entropy/intcoder.js";
+import { decodeInts, encodeInts, encodeIntsFast, type IntCodeOptions } from "../../entropy/intcoder.js";
 import { fail } from "../../errors.js";
 import { ByteReader, ByteWriter } from "../../format/varint.js";
 import { type Chamber, EMPTY, type Encoded } from "../types.js";
@@ -16,7 +16,7 @@ function intChamber<N extends string>(name: N, summary: string, opts: (level: st
     async encode(input, ctx) {
       if (!isInt32Array(input)) return null;
       const v = asInt32(input);
-      return { params: EMPTY, payload: encodeInts(v, v.length, opts(ctx.level)) };
+      return { params: EMPTY, payload: encodeOpts(v, opts(ctx.level)) };
     },
     async decode(_params, payload, rawLen) {
       if (rawLen % 4 !== 0) fail("codec_corrupt", "int32 chamber with a length not a multiple of 4");
@@ -28,11 +28,19 @@ function intChamber<N extends string>(name: N, summary: string, opts: (level: st
   };
 }
 
+/**
+ * The token-only options (fast: true) take the one-pass coder: the same bytes for one transform;
+ * for several, the transform that is cheapest on a sample (level fast: no trial encodings).
+ */
+function encodeOpts(v: Int32Array, o: IntCodeOptions): Uint8Array {
+  return o.fast ? encodeIntsFast(v, v.length, o.transforms ?? [0, 1, 2]) : encodeInts(v, v.length, o);
+}
+
 /** zrw: int32 arrays — best of none/delta/delta-of-delta, zigzag, runs, exact order-0 or token rANS. */
 export const zrw = intChamber(
   "zrw",
   "int32 arrays: runs, delta / delta-of-delta, zigzag, bit-length tokens + raw bits, rANS",
-  (level) => (level === "fast" ? { transforms: [1], fast: true } : {}),
+  (level) => (level === "fast" ? { transforms: [0, 1, 2], fast: true } : {}),
 );
 /** zrw-v5: the fixed v5 layout — zigzag of the raw values, token rANS + raw bits, no transform. */
 export const zrwV5 = intChamber("zrw-v5", "int32 arrays, no transform: zigzag + token rANS", () => ({
@@ -61,7 +69,7 @@ export const zrwV5Chunked: Chamber<"zrw-v5-chunked"> = {
     w.uvarint(CHUNK_VALUES);
     for (let i = 0; i < v.length; i += CHUNK_VALUES) {
       const part = v.subarray(i, Math.min(v.length, i + CHUNK_VALUES));
-      w.block(encodeInts(part, part.length, ctx.level === "fast" ? { transforms: [1], fast: true } : {}));
+      w.block(encodeOpts(part, ctx.level === "fast" ? { transforms: [1], fast: true } : {}));
     }
     return { params: EMPTY, payload: w.finish() };
   },

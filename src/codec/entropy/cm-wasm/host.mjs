@@ -1,21 +1,44 @@
 // Host side of the WebAssembly context-mixing model (model.as.ts → model.wasm), shared by the main
 // thread (../cm-wasm.ts) and the worker (worker.mjs). Plain JavaScript, so the worker runs without
-// a TypeScript loader. One instance (own linear memory) per call: a large input's tables are freed
-// with it. Input is coded in slices so the engine tiers the loop up to optimized code early.
+// a TypeScript loader. Model 1-2 (model.wasm): one instance (own linear memory) per call, freed
+// with it by the garbage collector. Model 3 (model3.wasm, which exports reset): one instance per
+// thread, reset and reused, so its memory stays at the largest stream's size instead of piling up
+// until a collection (a worker's isolate collects rarely). Input is coded in slices so the engine
+// tiers the loop up to optimized code early.
 
 const SLICE = 1 << 16;
 
 export class WasmOutOfMemory extends Error {}
 export class WasmCorrupt extends Error {}
 
+/** per thread: the one reusable instance of each module that can reset itself (model3.wasm) */
+const reusable = new WeakMap();
+/** an instance whose memory grew beyond this (a stream of more than ~16 MB) is not kept */
+const KEEP_MAX = 64 << 20;
+
+/** run fn on the module's instance; afterwards drop an instance that grew too large to keep */
+function withInstance(module, tables, fn) {
+  const it = instance(module, tables);
+  try {
+    return fn(it);
+  } finally {
+    if (it.e.memory.buffer.byteLength > KEEP_MAX) reusable.delete(module);
+  }
+}
+
 function instance(module, tables) {
-  const e = new WebAssembly.Instance(module, {
-    env: {
-      abort: () => {
-        throw new WasmOutOfMemory("context-mixing model could not allocate its tables");
+  let e = reusable.get(module);
+  if (e) e.reset();
+  else {
+    e = new WebAssembly.Instance(module, {
+      env: {
+        abort: () => {
+          throw new WasmOutOfMemory("context-mixing model could not allocate its tables");
+        },
       },
-    },
-  }).exports;
+    }).exports;
+    if (typeof e.reset === "function") reusable.set(module, e);
+  }
   const put = (a) => {
     const p = e.alloc(Math.max(1, a.byteLength));
     new Uint8Array(e.memory.buffer, p, a.byteLength).set(new Uint8Array(a.buffer, a.byteOffset, a.byteLength));
@@ -27,7 +50,10 @@ function instance(module, tables) {
 
 /** code input[primeLen..] after training the model on input[0..primeLen); null when out is full */
 export function encode(module, tables, input, colEnds, primeLen, limit) {
-  const { e, put } = instance(module, tables);
+  return withInstance(module, tables, ({ e, put }) => encodeWith(e, put, input, colEnds, primeLen, limit));
+}
+
+function encodeWith(e, put, input, colEnds, primeLen, limit) {
   const n = input.length;
   const buf = put(input);
   const ce = colEnds ? put(colEnds) : 0;
@@ -48,7 +74,12 @@ export function encode(module, tables, input, colEnds, primeLen, limit) {
  * < rawLen only the first `stop` bytes (the model is still sized for rawLen, as the encoder's was)
  */
 export function decode(module, tables, payload, rawLen, colEnds, prefix, limit, stop = rawLen) {
-  const { e, put } = instance(module, tables);
+  return withInstance(module, tables, ({ e, put }) =>
+    decodeWith(e, put, payload, rawLen, colEnds, prefix, limit, stop),
+  );
+}
+
+function decodeWith(e, put, payload, rawLen, colEnds, prefix, limit, stop) {
   const pl = put(payload);
   const ce = colEnds ? put(colEnds) : 0;
   const p = prefix ? prefix.length : 0;

@@ -7,17 +7,28 @@ import { readFileSync } from "node:fs";
 import { parentPort, workerData } from "node:worker_threads";
 import { decode, encode, WasmCorrupt, WasmOutOfMemory } from "./host.mjs";
 
-const module = new WebAssembly.Module(readFileSync(new URL("./model.wasm", import.meta.url)));
+const modules = new Map();
+/** model.wasm (models 1 and 2) or model3.wasm (model 3), compiled once per worker */
+function moduleOf(model) {
+  const file = model === 3 ? "./model3.wasm" : "./model.wasm";
+  let m = modules.get(file);
+  if (!m) {
+    m = new WebAssembly.Module(readFileSync(new URL(file, import.meta.url)));
+    modules.set(file, m);
+  }
+  return m;
+}
 
 /** the prefix bytes, or the first `stop` bytes of the stream they are decoded from */
 function prefixOf(job) {
   const p = job.prefix;
   if (p === null || p instanceof Uint8Array) return p;
-  return decode(module, workerData.tables, p.payload, p.rawLen, null, null, job.limit, p.stop);
+  return decode(moduleOf(job.model), workerData.tables, p.payload, p.rawLen, null, null, job.limit, p.stop);
 }
 
 parentPort.on("message", (job) => {
   try {
+    const module = moduleOf(job.model);
     const out =
       job.op === "encode"
         ? encode(module, workerData.tables, job.input, job.colEnds, job.primeLen, job.limit)

@@ -1,0 +1,177 @@
+/**
+ * Balanced level, issue #24 item 2 ("no file at balanced larger than min(brotli -q 11, xz -9e) + 16 B",
+ * decoding at backend speed): the general chamber keeps the smaller of brotli-11 and xz (xz -9e's
+ * settings; a trial on a sample skips the clear loser of large inputs), the x86 E8/E9 filter +
+ * brotli-11 for executables (params [0, 0, 1]), zstd -19 or brotli-11 for compressed data; JSON is
+ * not split at balanced. Sizes and speeds on real files are the benchmark's (`npm run bench:codec`).
+ */
+import zlib from "node:zlib";
+import { describe, expect, it } from "vitest";
+import { backendDecode, xzTuned } from "../../src/codec/backends.js";
+import { digitShare, general, NUMERIC_TEXT } from "../../src/codec/chambers/general/index.js";
+import { compressWithReport, decompress, inspect, route } from "../../src/codec/index.js";
+import { codeOf, rng, utf8 } from "./helpers.js";
+
+const ctx = { maxModelOutputBytes: 1 << 30 } as never;
+
+/**
+ * an ELF-signed blob of x86-like code: calls (E8) to a few hundred targets among filler; e_machine
+ * (offset 18) is set to EM_X86_64 unless `x86` is false (then it is whatever the filler left there)
+ */
+function fakeElf(n: number, seed: number, x86 = true): Uint8Array {
+  const r = rng(seed);
+  const out = new Uint8Array(n);
+  out.set([0x7f, 0x45, 0x4c, 0x46, 2, 1, 1, 0]);
+  const targets = Array.from({ length: 300 }, () => Math.floor(r() * n));
+  const ops = [0x48, 0x89, 0xc7, 0x8b, 0x45, 0xf8, 0x31, 0xc0, 0x5d, 0xc3, 0x55, 0x48, 0x83, 0xec, 0x10];
+  let i = 16;
+  while (i + 5 < n) {
+    if (r() < 0.18) {
+      const t = targets[Math.floor(r() * targets.length)]!;
+      const rel = (t - (i + 5)) | 0;
+      out[i] = 0xe8;
+      out[i + 1] = rel & 0xff;
+      out[i + 2] = (rel >>> 8) & 0xff;
+      out[i + 3] = (rel >>> 16) & 0xff;
+      out[i + 4] = (rel >>> 24) & 0xff;
+      i += 5;
+    } else out[i++] = ops[Math.floor(r() * ops.length)]!;
+  }
+  if (x86) out.set([62, 0], 18);
+  return out;
+}
+
+/** comma-separated readings: mostly digits */
+function numericCsv(rows: number, seed: number): Uint8Array {
+  const r = rng(seed);
+  let v = 1000;
+  const lines: string[] = [];
+  for (let i = 0; i < rows; i++) {
+    v += Math.round((r() - 0.5) * 40);
+    lines.push(`${1600000000 + i * 60},${(v / 100).toFixed(2)},${Math.floor(r() * 90) + 10}`);
+  }
+  return utf8(`${lines.join("\n")}\n`);
+}
+
+const prose = (n: number, seed: number): Uint8Array => {
+  const r = rng(seed);
+  const words = ["the", "river", "ran", "past", "old", "mill", "and", "into", "a", "quiet", "town", "where", "bells"];
+  const parts: string[] = [];
+  let len = 0;
+  while (len < n) {
+    const w = words[Math.floor(r() * words.length)]!;
+    parts.push(w);
+    len += w.length + 1;
+  }
+  return utf8(parts.join(" ").slice(0, n));
+};
+
+const brotli11 = (b: Uint8Array): number =>
+  zlib.brotliCompressSync(b, {
+    params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 11, [zlib.constants.BROTLI_PARAM_SIZE_HINT]: b.length },
+  }).length;
+
+describe("balanced: one backend per data class", () => {
+  it("executables: x86 E8/E9 filter + brotli-11, params [0, 0, 1], smaller than brotli-11 of the raw bytes", async () => {
+    const elf = fakeElf(66 * 1024, 1);
+    const e = (await general.encode(elf, { level: "balanced", dataClass: "binary" }))!;
+    expect([...e.params]).toEqual([0, 0, 1]);
+    expect(e.payload.length).toBeLessThan(brotli11(elf));
+    expect(Buffer.from(await general.decode(e.params, e.payload, elf.length, ctx))).toEqual(Buffer.from(elf));
+    const rep = await compressWithReport(elf, { level: "balanced" });
+    expect(rep.chamber).toBe("general");
+    expect(rep.container.length).toBeLessThanOrEqual(brotli11(elf) + 16);
+    expect(Buffer.from(await decompress(rep.container))).toEqual(Buffer.from(elf));
+  });
+
+  it("an ELF of another machine (SPARC, big-endian) is not x86-filtered", async () => {
+    const sparc = fakeElf(20_000, 8, false);
+    sparc.set([2, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 0, 2], 4); // big-endian, e_machine 2 (SPARC)
+    const e = (await general.encode(sparc, { level: "balanced", dataClass: "binary" }))!;
+    expect(e.params.length).toBe(2);
+    expect(Buffer.from(await general.decode(e.params, e.payload, sparc.length, ctx))).toEqual(Buffer.from(sparc));
+  });
+
+  it("record binaries: xz (backend 3), which decodes through the ordinary xz path", async () => {
+    const r = rng(2);
+    // 24-byte records with a counter, a slowly varying field and noise: xz's position bits model them
+    const rec = new Uint8Array(24 * 4000);
+    for (let i = 0; i < 4000; i++) {
+      const o = i * 24;
+      rec[o] = i & 0xff;
+      rec[o + 1] = (i >> 8) & 0xff;
+      rec[o + 4] = 7;
+      rec[o + 8] = Math.floor(r() * 4);
+      rec[o + 12] = Math.floor(r() * 256);
+    }
+    const e = (await general.encode(rec, { level: "balanced", dataClass: "binary", stride: 8 }))!;
+    expect([...e.params]).toEqual([3, 0]);
+    expect(Buffer.from(await backendDecode(3, e.payload, rec.length))).toEqual(Buffer.from(rec));
+  });
+
+  it("text-like binaries: brotli-11 when it is the smaller (the smaller of the two is kept)", async () => {
+    const t = prose(50_000, 9);
+    for (let i = 0; i < t.length; i += 997) t[i] = 0xff; // not UTF-8: the binary class
+    const e = (await general.encode(t, { level: "balanced", dataClass: "binary" }))!;
+    const x = (await xzTuned(t))!;
+    expect(e.payload.length).toBe(Math.min(brotli11(t), x.length));
+    expect([...e.params]).toEqual([brotli11(t) <= x.length ? 0 : 3, 0]);
+    expect(Buffer.from(await general.decode(e.params, e.payload, t.length, ctx))).toEqual(Buffer.from(t));
+  });
+
+  it("numeric text, prose and JSON: the smaller of brotli-11 and xz, never above brotli-11 + the frame", async () => {
+    const csv = numericCsv(6000, 3);
+    const text = prose(60_000, 4);
+    expect(digitShare(csv)).toBeGreaterThanOrEqual(NUMERIC_TEXT);
+    expect(digitShare(text)).toBeLessThan(NUMERIC_TEXT);
+    const c = (await general.encode(csv, { level: "balanced", dataClass: "csv" }))!;
+    const t = (await general.encode(text, { level: "balanced", dataClass: "text", stride: 4 }))!;
+    expect([...c.params]).toEqual([3, 0]); // xz is the smaller on digits
+    expect(c.payload.length).toBeLessThan(brotli11(csv));
+    expect(t.params[1]).toBe(0); // no byte lanes on text
+    expect(t.payload.length).toBe(Math.min(brotli11(text), (await xzTuned(text))!.length));
+    expect(Buffer.from(await general.decode(c.params, c.payload, csv.length, ctx))).toEqual(Buffer.from(csv));
+    const json = utf8(
+      JSON.stringify(Array.from({ length: 400 }, (_, i) => ({ id: i, name: `n${i % 17}`, ok: i % 3 === 0 }))),
+    );
+    expect(route(json, { level: "balanced" }).candidates).toEqual(["general"]);
+    expect(route(json, { level: "max" }).candidates).toContain("json_residual");
+    const j = await compressWithReport(json, { level: "balanced" });
+    expect(j.chamber).toBe("general");
+    expect(j.container.length).toBeLessThanOrEqual(brotli11(json) + 16);
+  });
+
+  it("xzTuned with the BCJ filter round-trips through the ordinary xz decoder", async () => {
+    const elf = fakeElf(20_000, 5);
+    const x = (await xzTuned(elf, { x86: true }))!;
+    expect(Buffer.from(await backendDecode(3, x, elf.length))).toEqual(Buffer.from(elf));
+  });
+
+  it("general's decoder takes [backend, stride] and [backend, stride, 1]; any other third byte is refused", async () => {
+    const elf = fakeElf(4096, 6);
+    const e = (await general.encode(elf, { level: "balanced", dataClass: "binary" }))!;
+    for (const bad of [
+      [e.params[0]!, 0, 0],
+      [e.params[0]!, 0, 2],
+      [e.params[0]!, 0, 1, 0],
+    ])
+      expect(await codeOf(general.decode(Uint8Array.from(bad), e.payload, elf.length, ctx))).toBe("codec_bad_params");
+  });
+});
+
+describe("balanced: a frozen container with the x86 filter (format of issue #24)", () => {
+  // written at balanced for fakeElf(1500, 7, false) while this release was built (when any ELF was
+  // filtered; the encoder now filters x86 ELF / PE only): general chamber, params [0, 0, 1],
+  // brotli-11 of the E8/E9-filtered bytes (CF 86 01 01 01 DC0B 03 00 00 01 …). Later releases must
+  // keep decoding it byte for byte, whatever their encoder writes.
+  const FROZEN =
+    "z4YBAQHcCwMAAAEb2wUAngU5GdqLPgXkxi+DSWwhvOTPP6gd0CdNoFtwGkZ8EP2l0hZE+uDPCwCmm2f1qz9a7QPTXTGZVIr6Tx4mxYvN6lOxXifYxWxsKKGYrGz6hq4kRXV1pIH5MI2s7kHksQlNB44P/G66qsGo8zuAx19+388mvs21XMUmAWu4W8Y8qzxuYWP8anRR4LuLJkKTIKkccZ8wqcaRzJT1NkDjWI6VzN6j4MkK1qs62lRhi20VDKaTbQgQfMbplKErR3uBpwSFvOCATxs7kIPDfhwPCCluslLGMIB7+rP4jcMJQrhG1R5E6UZLNkU3ZjhOU1YLgZBWSPiMQxMhUbQi1NZWyU41tkBwHFZgAD3SOmjH7QHrKTEMoRmhcTrgb3YxQUDxKfiQFu6kGL8IbXtQTKjwhACxurZqoU9ZvbKTlTmFUEnfvCgTbWkoqzjGRXprnMGTg5xLO9v2EwK9GLYLLwYHFbwzVnk2QxEbG3INii7MxmYVJB4XgsyNk41nCZ0OMeEqQuglrvgoW8XfxFpqMU/QczLk7gnSMpZVjoZ2rfhJD5T4eHiZkOICITwmVGCuGtqLo65KMruDPXlrJ5NiCk7jCxOljejT+kGSLmyQILp+HiRlMIA2HqSNvZiu3tSN6yMLPBcyThcqYSCorE4srHA5hkrHElR0Gc8SeloeRyQoz0BBw0FfhhO0XH2VTwMYY51g7pjHlK6hKYwnxJlgQe/qKRjlopW3Vb2Nb2TuRhJVyVs19udaWcFiNHWLxSfOR+J9vq2LPonXqnISLwjCZ2ayypBtzaxHVDBbeAZUWdDwwJGrzn/hFpPAC4JW4mKLgL0clhN6+J9zSTUBZ3Jerh4LgfUCj4n4jsEhxm9jXOVJW0UE0k7neqNldu1UqP0u7ogYD7tZ+JOvNQ5jYHOexatiNO6icjODMxiTmSOcns/hCUKB2VS0RWCMdqwBiFdSCRgJslf7czl3y2aT4qOL0SobQDlWS4LCVDzy1kHQXfbRJWYnW8cIIflgkMfRDD0NgQuEKhrP/kwIKeEZquLPR7wjRpUyOmtoCegqGmIcZFfiBKM5srTEUEJV4xeCIvYiocQukiZRgFZ4q+yDM6ryigrJuvRINM4zxsoYc/TjHWvsXXXBAxXHUIMAHeF4Fg==";
+  it("decodes byte for byte, and its header says general / balanced / [0, 0, 1]", async () => {
+    const container = Buffer.from(FROZEN, "base64");
+    expect([...container.subarray(0, 12)]).toEqual([0xcf, 0x86, 1, 1, 1, 0xdc, 0x0b, 3, 0, 0, 1, 0x1b]);
+    const info = inspect(container);
+    expect(info.level).toBe("balanced");
+    expect(info.chambers).toEqual(["general"]);
+    expect(Buffer.from(await decompress(container))).toEqual(Buffer.from(fakeElf(1500, 7, false)));
+  });
+});
