@@ -1,5 +1,4 @@
 import { Readable } from "node:stream";
-import SQLite from "better-sqlite3";
 import type { FastifyBaseLogger } from "fastify";
 import type {
   KyselyPlugin,
@@ -11,6 +10,7 @@ import type {
 } from "kysely";
 import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import SQLite, { type SqliteDatabase } from "../../src/db/sqlite-driver.js";
 import { JobTransfers } from "../../src/jobs/transfer.js";
 import { type TestApp, testApp } from "../support/app.js";
 import { freeJob } from "../support/jobs.js";
@@ -29,7 +29,7 @@ class WriteAfterFirstStatement implements KyselyPlugin {
   /** the job the other process touches */
   jobId = "";
   private readonly kinds = new Map<unknown, string>();
-  constructor(private readonly other: SQLite.Database) {}
+  constructor(private readonly other: SqliteDatabase) {}
 
   transformQuery(args: PluginTransformQueryArgs): RootOperationNode {
     this.kinds.set(args.queryId, args.node.kind);
@@ -57,7 +57,7 @@ class WriteAfterFirstStatement implements KyselyPlugin {
 
 describe("completing an upload while another process writes (SQLite)", () => {
   let t: TestApp;
-  let other: SQLite.Database;
+  let other: SqliteDatabase;
   beforeAll(async () => {
     t = await testApp("sqlite");
     other = new SQLite(t.app.services.db.location);
