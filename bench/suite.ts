@@ -30,7 +30,9 @@
  * The clock runs from the first byte of the upload to the last byte of the download, whose
  * SHA-256 must equal the job's output_sha256. The download starts with the upload
  * (`GET /api/jobs/:id/output?follow=1`: each segment's output as soon as it is coded), so it
- * overlaps the coding; `--no-follow` downloads only once the job is done (as before issue #23). Then (untimed, printed) the restore check: the
+ * overlaps the coding; `--no-follow` downloads only once the job is done (as before issue #23);
+ * `--upload-streams N` sends the input in 16 MiB parts with Content-Range over N connections at once
+ * (each every N-th part; docs/suite.md "Several upload streams"). Then (untimed, printed) the restore check: the
  * output downloaded again and decompressed by the library must hash to the input's SHA-256.
  * BENCH_WORKER_ARGS / BENCH_SERVICE_ARGS (e.g. "--cpu-prof --cpu-prof-dir=DIR") pass node options to
  * the worker / the service (CPU profiles); BENCH_LOG_DIR=DIR keeps each child's output in
@@ -105,6 +107,12 @@ const KEEP = argv.includes("--keep");
 /** `--no-follow`: download only once the job is done (before issue #23: no `output?follow=1`). */
 const FOLLOW = !argv.includes("--no-follow");
 const RUNS = Math.max(1, Math.floor(Number(opt("runs") ?? 1)) || 1);
+/**
+ * `--upload-streams N` (N > 1): the input sent in parts (`PUT …/input` with Content-Range, issue
+ * #23 item 6) over N connections at once, each sending every N-th 16 MiB range.
+ */
+const STREAMS = Math.max(1, Math.floor(Number(opt("upload-streams") ?? 1)) || 1);
+const PART_BYTES = 16 * 1024 * 1024;
 /** bench/results/suite[-<size>MB][-threads<N>].json, or --out FILE */
 const RESULT_FILE =
   opt("out") ??
@@ -827,12 +835,59 @@ try {
       }
     })(),
   );
-  const put = await request(`${base}/api/jobs/${jobId}/input`, {
-    method: "PUT",
-    headers: { ...auth, "content-type": "application/octet-stream", "content-length": String(SIZE) },
-    body,
-  });
-  const putBody = await json(put);
+  const { put, putBody } =
+    STREAMS > 1
+      ? await uploadInParts()
+      : await (async () => {
+          const put = await request(`${base}/api/jobs/${jobId}/input`, {
+            method: "PUT",
+            headers: { ...auth, "content-type": "application/octet-stream", "content-length": String(SIZE) },
+            body,
+          });
+          return { put, putBody: await json(put) };
+        })();
+  /** `--upload-streams N`: N connections, each sending every N-th PART_BYTES range; the answer that completed the input */
+  async function uploadInParts() {
+    const p = await buildPool();
+    const parts = Math.ceil(SIZE / PART_BYTES);
+    const answers = await Promise.all(
+      Array.from({ length: STREAMS }, async (_, stream) => {
+        let last: { put: Awaited<ReturnType<typeof request>>; putBody: Record<string, unknown> } | undefined;
+        for (let i = stream; i < parts; i += STREAMS) {
+          const start = i * PART_BYTES;
+          const end = Math.min(SIZE, start + PART_BYTES);
+          const res = await request(`${base}/api/jobs/${jobId}/input`, {
+            method: "PUT",
+            headers: {
+              ...auth,
+              "content-type": "application/octet-stream",
+              "content-length": String(end - start),
+              "content-range": `bytes ${start}-${end - 1}/${SIZE}`,
+            },
+            body: Readable.from(
+              (function* () {
+                for (let at = start; at < end; ) {
+                  const from = at % p.length;
+                  const n = Math.min(1 << 20, p.length - from, end - at);
+                  yield p.subarray(from, from + n);
+                  at += n;
+                  sent += n;
+                }
+              })(),
+            ),
+          });
+          const answer = await json(res);
+          if (res.statusCode === 200) last = { put: res, putBody: answer };
+          else if (res.statusCode !== 202)
+            throw new Error(`PUT part ${start}-${end - 1}: ${res.statusCode} ${JSON.stringify(answer)}`);
+        }
+        return last;
+      }),
+    );
+    const done = answers.find((a) => a !== undefined);
+    if (!done) throw new Error("no part completed the input");
+    return done;
+  }
   clearInterval(progress);
   const t1 = performance.now();
   const wall1 = Date.now();
@@ -994,7 +1049,11 @@ try {
       generator: "seeded mulberry32 (42): runs of log lines, NDJSON events, CSV sensor rows; first 128 MiB repeated",
       generator_mb_s: genMBs,
     },
-    upload_method: "raw PUT /api/jobs/:id/input (REQUEST_TIMEOUT_SECONDS=3000)",
+    upload_method:
+      STREAMS > 1
+        ? `PUT /api/jobs/:id/input in ${PART_BYTES}-byte parts with Content-Range over ${STREAMS} connections at once`
+        : "raw PUT /api/jobs/:id/input (REQUEST_TIMEOUT_SECONDS=3000)",
+    upload_streams: STREAMS,
     output: { bytes: bytesOut, sha256: outputSha, ratio: bytesOut / SIZE, segments: view.segments_total },
     library: {
       what: `compress(4 MiB chunk, { level: "fast" }) one at a time over the first ${LIB_BYTES} B; two passes before the job (brotli on libuv's pool, then in the calling thread), one after (calling thread); the fastest counts`,

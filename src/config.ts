@@ -225,6 +225,10 @@ const envSchema = z.object({
   JOB_ABANDONED_UPLOAD_HOURS: intIn(1, 24 * 365, 24),
   JOB_SWEEP_INTERVAL_SECONDS: intIn(10, 24 * 3600, 600),
   JOB_MIN_FREE_DISK_BYTES: intIn(0, Number.MAX_SAFE_INTEGER, 1024 * 1024 * 1024),
+  // an input in parts (PUT with Content-Range: docs/suite.md "Several upload streams", docs/limits.md)
+  JOB_UPLOAD_MAX_PARTS: intIn(1, 100_000, 10_000),
+  JOB_UPLOAD_MAX_STREAMS: intIn(1, 256, 16),
+  JOB_UPLOAD_MIN_PART_BYTES: intIn(1, 1024 * 1024 * 1024, 1024 * 1024),
   // signed job webhooks (src/webhooks, docs/suite.md "Webhooks", docs/limits.md)
   WEBHOOK_ALLOW_PRIVATE: optionalBoolean,
   WEBHOOK_RETRY_HOURS: intIn(24, 24 * 30, 24),
@@ -408,6 +412,8 @@ export interface Config {
     minFreeDiskBytes: number;
     /** `GET /api/jobs/:id/output?redirect=1` on S3: the presigned URL is valid this long. */
     outputUrlTtlSeconds: number;
+    /** An input sent in parts (Content-Range): parts per upload, parts being received at once, smallest part but the last. */
+    uploadParts: { maxParts: number; maxStreams: number; minPartBytes: number };
   };
   /** Signed job webhooks (src/webhooks, docs/suite.md "Webhooks"). */
   webhooks: {
@@ -700,6 +706,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       sweepIntervalSeconds: e.JOB_SWEEP_INTERVAL_SECONDS,
       minFreeDiskBytes: e.JOB_MIN_FREE_DISK_BYTES,
       outputUrlTtlSeconds: e.JOB_OUTPUT_URL_TTL_SECONDS,
+      uploadParts: {
+        maxParts: e.JOB_UPLOAD_MAX_PARTS,
+        maxStreams: e.JOB_UPLOAD_MAX_STREAMS,
+        minPartBytes: e.JOB_UPLOAD_MIN_PART_BYTES,
+      },
     },
     webhooks: {
       allowPrivate: e.WEBHOOK_ALLOW_PRIVATE !== undefined && isTrue(e.WEBHOOK_ALLOW_PRIVATE),

@@ -234,7 +234,7 @@ export async function buildServices(options: ServiceOptions): Promise<Services> 
     retentionHours: config.jobData.retentionHours,
     fulfilment: orders.fulfilment,
   });
-  const transfers = new JobTransfers(db.kysely, jobs, storage, log);
+  const transfers = new JobTransfers(db.kysely, jobs, storage, log, config.jobData.uploadParts);
   const jobManager = new JobManager(db.kysely, jobs, {
     store: storage,
     spoolDir: tusSpoolDir(config.dataDir),

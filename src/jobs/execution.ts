@@ -1,4 +1,3 @@
-import { createHash } from "node:crypto";
 import { once } from "node:events";
 import { PassThrough } from "node:stream";
 import v8 from "node:v8";
@@ -116,8 +115,12 @@ export class SegmentExecution {
     await pool?.destroy();
   }
 
-  /** One attempt at segment `seg` (not done) of `job` (its state runnable, its upload the segment's). */
-  async run(job: JobRow, seg: JobSegmentRow, ctx: TaskContext): Promise<void> {
+  /**
+   * One attempt at segment `seg` (not done) of `job` (its state runnable, its upload the segment's).
+   * Its output's size when this attempt marked it done; undefined when it stopped (cancelled) or
+   * another attempt marked it done first.
+   */
+  async run(job: JobRow, seg: JobSegmentRow, ctx: TaskContext): Promise<{ bytes: number } | undefined> {
     const { id: jobId } = job;
     const { idx, gen } = seg;
     const at = nowIso();
@@ -146,7 +149,9 @@ export class SegmentExecution {
             `in ${((Date.now() - t0) / 1000).toFixed(1)} s (attempt ${ctx.attempt}; ${total}/${job.segments_total} done); ` +
             waitsLine(out.waits),
         );
+        return { bytes: out.bytes };
       }
+      return undefined;
     } catch (err) {
       if (watch.cancelled) {
         // the job was cancelled: this attempt ends without failing the job or being retried
@@ -154,7 +159,7 @@ export class SegmentExecution {
         await jobStore
           .segmentTransition(this.db, jobId, idx, "not done", { error: "cancelled", updated_at: nowIso() })
           .catch(() => {});
-        return;
+        return undefined;
       }
       this.log(
         `job ${jobId} segment ${idx + 1}: attempt ${ctx.attempt} of ${ctx.maxAttempts} failed: ${errorMessage(err)}`,
@@ -373,27 +378,6 @@ export class SegmentExecution {
       await it.return?.();
     }
   }
-}
-
-/** The size and SHA-256 of a job's output (its segments' outputs in order), checked against what the segments record. */
-export async function outputDigest(
-  store: ObjectStore,
-  jobId: string,
-  segments: JobSegmentRow[],
-): Promise<{ bytes: number; sha256: string }> {
-  const hash = createHash("sha256");
-  let bytes = 0;
-  for (const s of segments) {
-    for await (const c of (await store.get(jobKeys.segmentOut(jobId, s.idx, s.gen))) as AsyncIterable<Buffer>) {
-      hash.update(c);
-      bytes += c.length;
-    }
-  }
-  const expected = segments.reduce((a, s) => a + Number(s.out_bytes ?? 0), 0);
-  if (bytes !== expected) {
-    throw new Error(`job ${jobId}: segment outputs hold ${bytes} bytes, the segments record ${expected}`);
-  }
-  return { bytes, sha256: hash.digest("hex") };
 }
 
 /** Where a segment waited (milliseconds), and its units' coding time on the threads. */

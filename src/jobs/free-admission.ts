@@ -3,7 +3,7 @@ import type { Executor } from "../db/executor.js";
 import { Problem } from "../http/problem.js";
 import { BYTES_PER_GB } from "./pricing.js";
 import { jobStore } from "./store.js";
-import type { JobState, QuoteRow } from "./tables.js";
+import { INPUT_STATES, type QuoteRow } from "./tables.js";
 import { toBigInt } from "./usage.js";
 
 /**
@@ -42,8 +42,6 @@ export const DEFAULT_FREE_LIMITS: FreeLimits = {
 export const ABANDONED_INPUT_MS = 24 * 3_600_000;
 /** Retry-After of both refusals: a free slot opens when a job moves on, which is not predictable. */
 export const FREE_RETRY_AFTER_SECONDS = 60;
-
-const INPUT_STATES: JobState[] = ["awaiting_input", "uploading"];
 
 /** Who a quote's job counts against: `idn:<identity id>`, else `ip:<client IP hash>`, else null. */
 export function callerOfQuote(

@@ -6,6 +6,7 @@ import type { Database } from "../db/schema.js";
 import { Problem } from "../http/problem.js";
 import { errorMessage } from "./queue/types.js";
 import { jobKeys, type ObjectStore } from "./storage/types.js";
+import { jobStore } from "./store.js";
 import type { JobRow, JobState } from "./tables.js";
 
 /**
@@ -103,6 +104,8 @@ export async function purgeJobData(
 ): Promise<void> {
   await deps.store.deletePrefix(jobKeys.prefix(id));
   await removeSpoolFiles(deps.spoolDir, id);
+  // the ranges of an input sent in parts: their bytes are gone with the input
+  await jobStore.deleteInputPartsNotOf(deps.db, id, null);
   await deps.db
     .updateTable("jobs")
     .set({ purged_at: at })

@@ -5,6 +5,7 @@ import { Problem, problemSchema } from "../http/problem.js";
 import { idText } from "../http/text.js";
 import type { App } from "../http/types.js";
 import { DiskFloor } from "./disk-floor.js";
+import { inclusive, parseContentRange } from "./input-parts.js";
 import { parseRange, reprDigest } from "./output-headers.js";
 import { assertNotExpired } from "./retention.js";
 import { jobViewSchema } from "./schemas.js";
@@ -87,13 +88,32 @@ export function jobRoutes(
       "/api/jobs/:id/input",
       {
         schema: {
-          summary: "Send a suite job's whole input (raw bytes, streamed)",
-          description: `Content-Type: application/octet-stream; at most the quoted bytes (a larger Content-Length: 413 at once; more bytes arriving: 413, the part that fit is kept and recorded as bytes_in). Accepted while the job is awaiting_input or uploading (an expired job: 410 job_expired); refused with 507 insufficient_storage while the free disk under DATA_DIR is below JOB_MIN_FREE_DISK_BYTES; on success the job is queued. A request must arrive within REQUEST_TIMEOUT_SECONDS: for large inputs use the resumable tus endpoint ${TUS_PATH}. ${AUTH}`,
+          summary: "Send a suite job's input (raw bytes, streamed): whole, or in parts with Content-Range",
+          description: `Content-Type: application/octet-stream; at most the quoted bytes (a larger Content-Length: 413 at once; more bytes arriving: 413, the part that fit is kept and recorded as bytes_in). Accepted while the job is awaiting_input or uploading (an expired job: 410 job_expired); refused with 507 insufficient_storage while the free disk under DATA_DIR is below JOB_MIN_FREE_DISK_BYTES; on success the job is queued. A request must arrive within REQUEST_TIMEOUT_SECONDS: for large inputs use the resumable tus endpoint ${TUS_PATH}, or parts. **In parts** (several streams at once, any order; local store only: on S3 400 input_parts_unsupported): each request carries \`Content-Range: bytes first-last/total\` (400 input_range_invalid otherwise; its body exactly that many bytes, else 400 input_range_mismatch and the part does not count); \`total\` must be the same for every part (409 input_total_changed) and within the quote (413 input_too_large); every part but the last is at least JOB_UPLOAD_MIN_PART_BYTES (400 input_part_too_small); a range overlapping a landed part or one being received: 409 input_range_overlaps (with the landed ranges); at most JOB_UPLOAD_MAX_PARTS parts (409 input_too_many_parts) and JOB_UPLOAD_MAX_STREAMS at once (409 input_streams_busy); a part whose lease ran out while it arrived: 409 input_part_lost. A part that lands answers 202 with the ranges landed so far; segments are coded as soon as their bytes have landed; the part that completes the input answers 200 with the job (queued), as a whole PUT does. Landed parts survive a restart; a part cut off is sent again. ${AUTH}`,
           tags: ["jobs"],
           security: [{ jobBearer: [] }],
           params: z.object({ id: jobIdParam }),
+          headers: z.object({
+            "content-range": z
+              .string()
+              .optional()
+              .describe(
+                "bytes first-last/total: this request is one part of the input (see the description); absent: the whole input",
+              ),
+          }),
           response: {
             200: jobViewSchema,
+            202: z
+              .object({
+                job_id: z.string(),
+                state: z.string().describe("uploading"),
+                bytes_total: z.number().int().describe("the whole input's size, as the parts declare it"),
+                bytes_landed: z.number().int().describe("bytes of the input landed so far"),
+                landed: z
+                  .array(z.object({ start: z.number().int(), end: z.number().int() }))
+                  .describe("the ranges landed so far, merged, inclusive (as in Content-Range)"),
+              })
+              .describe("a part landed; the input is not complete yet"),
             400: problemSchema,
             401: problemSchema,
             409: problemSchema,
@@ -108,7 +128,19 @@ export function jobRoutes(
         const job = await jobs.authorize(request.params.id, request.headers.authorization);
         transfers.assertAcceptsInput(job);
         const declared = request.headers["content-length"];
-        if (declared !== undefined) transfers.assertFits(job, Number(declared));
+        const contentRange = request.headers["content-range"];
+        const part = contentRange === undefined ? undefined : parseContentRange(contentRange);
+        if (part) {
+          transfers.assertFits(job, part.total);
+          if (declared !== undefined && Number(declared) !== part.end - part.start + 1) {
+            throw new Problem(
+              400,
+              "input_range_mismatch",
+              `Content-Length ${declared} is not the ${part.end - part.start + 1} bytes of Content-Range ${contentRange}.`,
+              { bytes_expected: part.end - part.start + 1 },
+            );
+          }
+        } else if (declared !== undefined) transfers.assertFits(job, Number(declared));
         await diskFloor.assertRoom();
         const raw = request.raw;
         // The store reads a proxy: when it stops early (over the quote) the request itself stays
@@ -120,6 +152,17 @@ export function jobRoutes(
         raw.on("close", aborted);
         raw.pipe(proxy);
         try {
+          if (part) {
+            const r = await transfers.receivePart(job.id, part, proxy);
+            if (r.complete) return reply.code(200).send(jobs.view(r.job));
+            return reply.code(202).send({
+              job_id: job.id,
+              state: r.job.state,
+              bytes_total: part.total,
+              bytes_landed: r.landed.reduce((n, x) => n + x.end - x.start, 0),
+              landed: inclusive(r.landed),
+            });
+          }
           const done = await transfers.receive(job.id, proxy);
           return reply.code(200).send(jobs.view(done));
         } catch (err) {

@@ -2,8 +2,10 @@ import type { Kysely } from "kysely";
 import { nowIso } from "../db/database.js";
 import type { Database } from "../db/schema.js";
 import { Problem } from "../http/problem.js";
-import { outputDigest, SegmentExecution } from "./execution.js";
+import { jobEvents } from "./events.js";
+import { SegmentExecution } from "./execution.js";
 import { freeTurnTaken, nextWaiting, waitingCallers } from "./free-turns.js";
+import { OutputDigests } from "./output-digest.js";
 import { earlySegmentBytes, OutputExceedsQuote, planJob, type Range, refusal } from "./planning.js";
 import {
   errorMessage,
@@ -98,6 +100,8 @@ export class JobRunner implements JobScheduler {
   private readonly store: ObjectStore;
   private readonly log: (line: string) => void;
   private readonly execution: SegmentExecution;
+  /** the output's SHA-256, kept as this process's segments finish in order (output-digest.ts) */
+  private readonly digests: OutputDigests;
   private working = false;
   private wakeTimer: NodeJS.Timeout | undefined;
   /**
@@ -115,6 +119,7 @@ export class JobRunner implements JobScheduler {
     this.requote = opts.requote;
     this.log = opts.log ?? (() => {});
     this.execution = new SegmentExecution({ ...opts, log: this.log });
+    this.digests = new OutputDigests(this.store, 256, this.log);
     this.routes = new Map<string, TaskRoute>([
       ...Object.entries(opts.tasks ?? {}),
       [SEGMENT_TASK, { run: (payload, ctx) => this.handleSegment(payload, ctx), failed: (f) => this.segmentFailed(f) }],
@@ -175,8 +180,9 @@ export class JobRunner implements JobScheduler {
     if (current.segments_total === 0) {
       let ranges: Range[];
       try {
-        // segments coded while the input arrived were cut at their size: the rest follow it
-        const early = segments.find((s) => s.gen === gen && s.idx === 0);
+        // segments coded while the input arrived were cut at their size: the rest follow it (any
+        // of them: an input sent in parts queues its segments in the order their ranges land)
+        const early = segments.find((s) => s.gen === gen);
         ranges = await planJob(this.store, current, early ? Number(early.in_length) : this.opts.segmentBytes);
       } catch (err) {
         if (err instanceof OutputExceedsQuote) return this.refuse(current, err);
@@ -234,17 +240,29 @@ export class JobRunner implements JobScheduler {
     const { segmentBytes, chunkBytes, threads } = this.opts;
     const size = earlySegmentBytes(segmentBytes, chunkBytes ?? Math.min(DEFAULT_CHUNK_BYTES, segmentBytes), threads);
     let planned = 0;
+    /** segments queued out of order (an upload in parts) */
+    const queued = new Set<number>();
     let chain = Promise.resolve();
+    const plan = (idx: number) => {
+      chain = chain
+        .then(() => this.planEarly(job.id, gen, idx, size))
+        .catch((err) => {
+          // not fatal: `schedule` plans every segment once the input is complete
+          this.log(`job ${job.id}: early segment ${idx + 1} not queued: ${errorMessage(err)}`);
+        });
+    };
     return {
       written: (bytes) => {
-        while ((planned + 1) * size <= bytes) {
-          const idx = planned++;
-          chain = chain
-            .then(() => this.planEarly(job.id, gen, idx, size))
-            .catch((err) => {
-              // not fatal: `schedule` plans every segment once the input is complete
-              this.log(`job ${job.id}: early segment ${idx + 1} not queued: ${errorMessage(err)}`);
-            });
+        while ((planned + 1) * size <= bytes) plan(planned++);
+      },
+      landed: (ranges) => {
+        // each whole segment inside one landed range (the ranges are merged: none touch)
+        for (const r of ranges) {
+          for (let idx = Math.ceil(r.start / size); (idx + 1) * size <= r.end; idx++) {
+            if (queued.has(idx)) continue;
+            queued.add(idx);
+            plan(idx);
+          }
         }
       },
       settled: () => chain,
@@ -307,7 +325,11 @@ export class JobRunner implements JobScheduler {
       await this.maybeFinalize(jobId);
       return;
     }
-    await this.execution.run(job, seg, ctx);
+    const out = await this.execution.run(job, seg, ctx);
+    if (out) {
+      this.digests.coded(jobId, gen, idx, out.bytes);
+      jobEvents.changed(jobId);
+    }
     await this.maybeFinalize(jobId);
   }
 
@@ -331,7 +353,8 @@ export class JobRunner implements JobScheduler {
       );
       return;
     }
-    const { bytes, sha256 } = await outputDigest(this.store, jobId, segments);
+    // the running hash of the segments coded here in order, carried on over the rest (output-digest.ts)
+    const { bytes, sha256 } = await this.digests.digest(jobId, segments);
     const at = nowIso();
     const won = await jobStore.jobTransition(this.db, jobId, ACTIVE, {
       state: "done",
@@ -341,6 +364,7 @@ export class JobRunner implements JobScheduler {
       finished_at: at,
     });
     if (won) {
+      jobEvents.changed(jobId);
       this.log(
         `job ${jobId} done: ${job.op} ${Number(job.bytes_in)} → ${bytes} bytes in ${segments.length} segment(s)`,
       );
@@ -397,7 +421,9 @@ export class JobRunner implements JobScheduler {
       error_detail: detail.slice(0, 2000),
       finished_at: at,
     });
+    this.digests.forget(jobId);
     if (won) {
+      jobEvents.changed(jobId);
       this.log(`job ${jobId} failed (${code}): ${detail}`);
       const ended = await jobStore.job(this.db, jobId);
       if (ended) await this.wakeNext(ended);

@@ -60,6 +60,11 @@ export interface JobScheduler {
 /** Told how many bytes of an upload can be read so far; `settled` once what it queued is recorded. */
 export interface EarlyCoding {
   written(bytes: number): void;
+  /**
+   * An upload in parts (Content-Range): the byte ranges [start, end) landed so far (in any order,
+   * possibly not contiguous); every segment lying wholly inside them is queued.
+   */
+  landed?(ranges: readonly { start: number; end: number }[]): void;
   settled(): Promise<void>;
 }
 

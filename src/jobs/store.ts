@@ -1,7 +1,7 @@
 import { sql } from "kysely";
 import type { Executor } from "../db/executor.js";
 import { type KeysetPage, type KeysetRequest, keysetPage } from "../db/paginate.js";
-import type { JobRow, JobSegmentRow, JobState, QuoteRow, QuoteState, SegmentState } from "./tables.js";
+import type { JobInputPartRow, JobRow, JobSegmentRow, JobState, QuoteRow, QuoteState, SegmentState } from "./tables.js";
 
 /** Data access for quotes, jobs and segments. Queries only; the rules live in the services. */
 export const jobStore = {
@@ -338,5 +338,78 @@ export const jobStore = {
       query = cb === null ? query.where("callback_url", "is", null) : query.where("callback_url", "=", cb);
     }
     return query.orderBy("created_at", "desc").limit(1).executeTakeFirst();
+  },
+
+  // ------------------------------------------------ input parts (Content-Range uploads, migration 0021)
+
+  /** The parts of upload `gen` of a job (writing and landed), by offset. */
+  inputParts(db: Executor, jobId: string, gen: string): Promise<JobInputPartRow[]> {
+    return db
+      .selectFrom("job_input_parts")
+      .selectAll()
+      .where("job_id", "=", jobId)
+      .where("gen", "=", gen)
+      .orderBy("part_offset")
+      .execute();
+  },
+
+  async insertInputPart(db: Executor, row: JobInputPartRow): Promise<void> {
+    await db.insertInto("job_input_parts").values(row).execute();
+  },
+
+  /** `writing` → `landed`, only while `writer` holds it; true when this call changed it. */
+  async landInputPart(db: Executor, jobId: string, gen: string, offset: number, writer: string, at: string) {
+    const r = await db
+      .updateTable("job_input_parts")
+      .set({ state: "landed", writer: null, lease_until: null, updated_at: at })
+      .where("job_id", "=", jobId)
+      .where("gen", "=", gen)
+      .where("part_offset", "=", offset)
+      .where("state", "=", "writing")
+      .where("writer", "=", writer)
+      .executeTakeFirst();
+    return Number(r.numUpdatedRows) === 1;
+  },
+
+  /** A writing part's lease renewed (its writer still receives it). */
+  async renewInputPart(db: Executor, jobId: string, gen: string, offset: number, writer: string, until: string) {
+    await db
+      .updateTable("job_input_parts")
+      .set({ lease_until: until })
+      .where("job_id", "=", jobId)
+      .where("gen", "=", gen)
+      .where("part_offset", "=", offset)
+      .where("state", "=", "writing")
+      .where("writer", "=", writer)
+      .execute();
+  },
+
+  /** A writing part given up by its writer (its body failed). */
+  async deleteWritingPart(db: Executor, jobId: string, gen: string, offset: number, writer: string): Promise<void> {
+    await db
+      .deleteFrom("job_input_parts")
+      .where("job_id", "=", jobId)
+      .where("gen", "=", gen)
+      .where("part_offset", "=", offset)
+      .where("state", "=", "writing")
+      .where("writer", "=", writer)
+      .execute();
+  },
+
+  /** Writing parts whose lease ran out before `now` (a dead writer's): dropped. */
+  async dropStaleParts(db: Executor, jobId: string, now: string): Promise<void> {
+    await db
+      .deleteFrom("job_input_parts")
+      .where("job_id", "=", jobId)
+      .where("state", "=", "writing")
+      .where("lease_until", "<", now)
+      .execute();
+  },
+
+  /** Parts of every upload of a job but `gen` (a new upload began; null: all of them). */
+  async deleteInputPartsNotOf(db: Executor, jobId: string, gen: string | null): Promise<void> {
+    let q = db.deleteFrom("job_input_parts").where("job_id", "=", jobId);
+    if (gen !== null) q = q.where("gen", "!=", gen);
+    await q.execute();
   },
 };

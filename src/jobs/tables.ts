@@ -42,6 +42,9 @@ export interface QuoteRow {
 
 export type JobState = "awaiting_input" | "uploading" | "queued" | "running" | "done" | "failed" | "cancelled";
 
+/** The states in which a job takes input (a whole PUT, tus, or parts). */
+export const INPUT_STATES: JobState[] = ["awaiting_input", "uploading"];
+
 export interface JobRow {
   /** job_… */
   id: string;
@@ -109,6 +112,24 @@ export interface JobSegmentRow {
   gen: string | null;
 }
 
+/** A part of a job's input sent with Content-Range (migration 0021, docs/suite.md "Several upload streams"). */
+export interface JobInputPartRow {
+  job_id: string;
+  /** the upload it belongs to (jobs.upload_gen) */
+  gen: string;
+  part_offset: number | string | bigint;
+  part_length: number | string | bigint;
+  /** the whole input's size, as every part of the upload declared it */
+  total: number | string | bigint;
+  state: "writing" | "landed";
+  /** the process writing it (while `writing`) */
+  writer: string | null;
+  /** a `writing` row whose lease ran out is a dead writer's: dropped */
+  lease_until: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
 export interface UsageEventRow {
   /** idempotency key, e.g. `suite:<job_id>:input` */
   id: string;
@@ -145,6 +166,7 @@ export interface JobTables {
   quotes: QuoteRow;
   jobs: JobRow;
   job_segments: JobSegmentRow;
+  job_input_parts: JobInputPartRow;
   usage_events: UsageEventRow;
   queue_tasks: QueueTaskRow;
 }

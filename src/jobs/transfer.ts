@@ -1,17 +1,19 @@
 import { randomBytes } from "node:crypto";
 import { Readable } from "node:stream";
-import { setTimeout as sleep } from "node:timers/promises";
 import type { FastifyBaseLogger } from "fastify";
 import type { Kysely } from "kysely";
 import type { Database } from "../db/schema.js";
 import { safeError } from "../http/logger.js";
 import { Problem } from "../http/problem.js";
 import { type CancelWatch, watchCancel } from "./cancel-watch.js";
+import { jobEvents } from "./events.js";
+import type { ContentRange } from "./input-parts.js";
+import { type PartOptions, PartReceiver, type PartResult } from "./part-receiver.js";
 import { assertNotExpired } from "./retention.js";
 import { type JobService, toNumber } from "./service.js";
 import { jobKeys, type ObjectStore, ObjectTooLarge } from "./storage/types.js";
 import { jobStore } from "./store.js";
-import type { JobRow, JobState } from "./tables.js";
+import { INPUT_STATES, type JobRow } from "./tables.js";
 
 /**
  * The rules of a job's bytes in and out (no HTTP here): the input arrives whole (raw PUT, or a
@@ -23,8 +25,6 @@ import type { JobRow, JobState } from "./tables.js";
  * whatever was begun for an earlier upload of the same job no longer counts.
  */
 
-export const INPUT_STATES: JobState[] = ["awaiting_input", "uploading"];
-
 /** 409 job_cancelled: the job was cancelled while its input arrived (POST /api/jobs/:id/cancel). */
 const cancelledInput = (jobId: string) =>
   new Problem(409, "job_cancelled", `Job ${jobId} was cancelled while its input arrived: it takes no more input.`, {
@@ -32,8 +32,24 @@ const cancelledInput = (jobId: string) =>
     state: "cancelled",
   });
 
-/** How often a followed output looks for newly done segments (ms). */
+/**
+ * How often a followed output looks for newly done segments (ms) when nothing wakes it: a segment
+ * done or the job's end in this process wakes it at once (events.ts); a worker in another process
+ * is seen at the next poll.
+ */
 export const FOLLOW_POLL_MS = 100;
+/**
+ * The poll once every segment's output was sent and only the job's end is awaited (ms): the
+ * finalize (the output's digest, now kept as segments finish) follows the last segment by a few
+ * milliseconds, and the download ends only then (its Repr-Digest trailer).
+ */
+export const FOLLOW_END_POLL_MS = 10;
+
+/** Resolves after `ms` (a timer that does not keep the process alive). */
+const delay = (ms: number) =>
+  new Promise<void>((resolve) => {
+    setTimeout(resolve, ms).unref();
+  });
 
 export interface OutputPart {
   key: string;
@@ -44,12 +60,18 @@ export class JobTransfers {
   /** Jobs whose input is being received by this process: one writer per job at a time. */
   private readonly receiving = new Set<string>();
 
+  /** Inputs sent in parts (Content-Range). */
+  private readonly partReceiver: PartReceiver;
+
   constructor(
     private readonly db: Kysely<Database>,
     private readonly jobs: JobService,
     readonly storage: ObjectStore,
     private readonly log: FastifyBaseLogger,
-  ) {}
+    parts?: PartOptions,
+  ) {
+    this.partReceiver = new PartReceiver(db, jobs, storage, this, parts);
+  }
 
   /** 410 when the job expired (its data was deleted); 409 unless the job still takes input. */
   assertAcceptsInput(job: JobRow): void {
@@ -179,7 +201,13 @@ export class JobTransfers {
     }
   }
 
-  private async complete(jobId: string, gen: string, put: { bytes: number; sha256: string }): Promise<JobRow> {
+  /** One part of the job's input (`PUT …/input` with `Content-Range`): part-receiver.ts. */
+  receivePart(jobId: string, range: ContentRange, body: Readable): Promise<PartResult> {
+    return this.partReceiver.receive(jobId, range, body);
+  }
+
+  /** The input of upload `gen` is complete: queued, usage recorded, the scheduler told (also part-receiver.ts). */
+  async complete(jobId: string, gen: string, put: { bytes: number; sha256: string }): Promise<JobRow> {
     if (put.bytes === 0) {
       await jobStore.jobTransition(this.db, jobId, ["uploading"], { bytes_in: 0, input_sha256: null });
       throw new Problem(400, "input_empty", "The input is empty: send the bytes to compress.");
@@ -255,42 +283,56 @@ export class JobTransfers {
    * the download overlaps the coding; the stream ends when the job is done. A job that fails, is
    * cancelled, deleted or expires meanwhile, or whose input is sent again, ends the stream with an
    * error (the client sees a cut response; the job's state says why). The job and its segments are
-   * read every `pollMs` while nothing new is done.
+   * read again on a change in this process (jobEvents) or every `pollMs` while nothing new is done
+   * (`endPollMs` once every segment was sent and only the job's end is awaited).
    */
-  follow(jobId: string, opts: { pollMs?: number; signal?: AbortSignal } = {}): Readable {
+  follow(jobId: string, opts: { pollMs?: number; endPollMs?: number; signal?: AbortSignal } = {}): Readable {
     const { db, storage, jobs } = this;
     const pollMs = opts.pollMs ?? FOLLOW_POLL_MS;
+    const endPollMs = opts.endPollMs ?? FOLLOW_END_POLL_MS;
     return Readable.from(
       (async function* () {
         let idx = 0;
         let gen: string | null = null;
         for (;;) {
-          const job = await jobs.get(jobId);
-          assertNotExpired(job);
-          if (job.state === "failed" || job.state === "cancelled") {
-            const code = job.state === "failed" ? "job_failed" : "job_cancelled";
-            throw new Problem(409, code, `Job ${jobId} ${job.state} while its output was followed.`);
+          // registered before the job is read: a segment done (or the job's end) meanwhile wakes the wait below
+          const woken = jobEvents.subscribe(jobId, pollMs, opts.signal);
+          try {
+            const job = await jobs.get(jobId);
+            assertNotExpired(job);
+            if (job.state === "failed" || job.state === "cancelled") {
+              const code = job.state === "failed" ? "job_failed" : "job_cancelled";
+              throw new Problem(409, code, `Job ${jobId} ${job.state} while its output was followed.`);
+            }
+            if (gen && job.upload_gen !== gen) {
+              throw new Problem(
+                409,
+                "job_input_replaced",
+                `Job ${jobId}'s input was sent again while its output was followed.`,
+              );
+            }
+            gen = job.upload_gen;
+            const segments = await jobStore.segments(db, jobId);
+            const before = idx;
+            for (
+              let s = segments[idx];
+              s && s.idx === idx && s.state === "done" && s.out_bytes !== null;
+              s = segments[idx]
+            ) {
+              yield* await storage.get(jobKeys.segmentOut(jobId, idx, s.gen));
+              idx++;
+            }
+            if (job.state === "done" && idx >= job.segments_total) return;
+            if (idx === before) {
+              // every segment sent: only the job's end (a few ms after the last segment) is awaited
+              const allSent = job.segments_total > 0 && idx >= job.segments_total;
+              if (allSent) await Promise.race([woken.done, delay(endPollMs)]);
+              else await woken.done;
+              opts.signal?.throwIfAborted();
+            }
+          } finally {
+            woken.cancel();
           }
-          if (gen && job.upload_gen !== gen) {
-            throw new Problem(
-              409,
-              "job_input_replaced",
-              `Job ${jobId}'s input was sent again while its output was followed.`,
-            );
-          }
-          gen = job.upload_gen;
-          const segments = await jobStore.segments(db, jobId);
-          const before = idx;
-          for (
-            let s = segments[idx];
-            s && s.idx === idx && s.state === "done" && s.out_bytes !== null;
-            s = segments[idx]
-          ) {
-            yield* await storage.get(jobKeys.segmentOut(jobId, idx, s.gen));
-            idx++;
-          }
-          if (job.state === "done" && idx >= job.segments_total) return;
-          if (idx === before) await sleep(pollMs, undefined, opts.signal ? { signal: opts.signal } : undefined);
         }
       })(),
       { objectMode: false },

@@ -22,6 +22,7 @@ import * as m0017 from "./0017_priced_item.js";
 import * as m0018 from "./0018_job_listing.js";
 import * as m0019 from "./0019_webhooks.js";
 import * as m0020 from "./0020_olympiad_tasks.js";
+import * as m0021 from "./0021_job_input_parts.js";
 
 export const migrations = {
   "0001_foundation": m0001,
@@ -44,4 +45,5 @@ export const migrations = {
   "0018_job_listing": m0018,
   "0019_webhooks": m0019,
   "0020_olympiad_tasks": m0020,
+  "0021_job_input_parts": m0021,
 };

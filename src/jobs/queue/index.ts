@@ -1,3 +1,4 @@
+import path from "node:path";
 import type { Config } from "../../config.js";
 import type { Db } from "../../db/database.js";
 import { BullTaskQueue } from "./bullmq.js";
@@ -13,5 +14,7 @@ export function openTaskQueue(config: Config, db: Db, log?: (msg: string) => voi
   if (config.databaseUrl) {
     return new BullTaskQueue({ connectionString: config.databaseUrl, queue: "suite", leaseMs, log });
   }
-  return new TableTaskQueue(db.kysely, { queue: "suite", leaseMs, log });
+  // the processes on this SQLite file wake each other through a file beside it (sqlite.ts `wakeFile`)
+  const wakeFile = db.kind === "sqlite" ? path.join(config.dataDir, "queue-suite.wake") : undefined;
+  return new TableTaskQueue(db.kysely, { queue: "suite", leaseMs, log, ...(wakeFile ? { wakeFile } : {}) });
 }

@@ -1,3 +1,4 @@
+import { type FSWatcher, watch, writeFileSync } from "node:fs";
 import { type ExpressionBuilder, type Kysely, sql } from "kysely";
 import type { Database } from "../../db/schema.js";
 import type { QueueTaskRow } from "../tables.js";
@@ -21,7 +22,8 @@ import {
  * lease that ran out → `leased` by us, attempts + 1); every later write is fenced by
  * (worker, attempts), so a worker that lost its lease changes nothing. The lease is renewed every
  * lease/3 while the handler runs. Idle workers poll every `pollMs` (and wake at once on a local
- * enqueue). Waiting tasks are taken by ascending `priority` (paid before free), then by `run_after`.
+ * enqueue, and, with `wakeFile`, on another process's: the enqueuer writes the file, the idle
+ * workers watch it). Waiting tasks are taken by ascending `priority` (paid before free), then by `run_after`.
  * Portable SQL: it also runs on PostgreSQL tables (the contract suite runs it there),
  * but with several machines the lease compares their clocks; there, BullMQ is used.
  */
@@ -35,6 +37,13 @@ export interface TableQueueOptions {
   pollMs?: number;
   /** Where operational errors go (a failed claim, a failed renewal). */
   log?: (msg: string) => void;
+  /**
+   * A file beside the database (one machine): an enqueue writes one byte to it and idle workers of
+   * other processes watch it (fs.watch: inotify on Linux), so a `labphi worker` takes a new task
+   * at once instead of at its next poll (up to `pollMs`; issue #23 item 6). Only a hint: where the
+   * watch is not available, the poll still finds every task.
+   */
+  wakeFile?: string;
 }
 
 interface Envelope {
@@ -67,6 +76,8 @@ export class TableTaskQueue implements TaskQueue {
   private stopping = false;
   private abandoned = false;
   private waiters = new Set<() => void>();
+  private readonly wakeFile: string | undefined;
+  private watcher: FSWatcher | undefined;
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -76,6 +87,7 @@ export class TableTaskQueue implements TaskQueue {
     this.leaseMs = opts.leaseMs ?? 20_000;
     this.pollMs = opts.pollMs ?? 100;
     this.log = opts.log ?? (() => {});
+    this.wakeFile = opts.wakeFile;
   }
 
   get recoveryBoundMs(): number {
@@ -107,7 +119,10 @@ export class TableTaskQueue implements TaskQueue {
       .onConflict((oc) => oc.column("id").doNothing())
       .executeTakeFirst();
     const created = Number(r.numInsertedOrUpdatedRows ?? 0) > 0;
-    if (created) this.poke();
+    if (created) {
+      this.poke();
+      this.wakeOthers();
+    }
     return { created };
   }
 
@@ -137,11 +152,14 @@ export class TableTaskQueue implements TaskQueue {
     if (this.loops.length > 0) throw new Error("work() already started on this queue");
     this.stopping = false;
     const n = Math.max(1, opts.concurrency ?? 1);
+    this.watchWakeFile();
     for (let i = 0; i < n; i++) this.loops.push(this.loop(handler, opts));
   }
 
   async stop(opts: { graceMs?: number; abandon?: boolean } = {}): Promise<void> {
     this.stopping = true;
+    this.watcher?.close();
+    this.watcher = undefined;
     for (const w of this.waiters) w();
     if (opts.abandon) {
       // as a crash: no more writes, leases left to run out
@@ -164,6 +182,31 @@ export class TableTaskQueue implements TaskQueue {
   /** wake idle local workers (a task was just enqueued here) */
   private poke(): void {
     for (const w of this.waiters) w();
+  }
+
+  /** wake the idle workers of other processes on this database (`wakeFile`) */
+  private wakeOthers(): void {
+    if (!this.wakeFile) return;
+    try {
+      writeFileSync(this.wakeFile, "1");
+    } catch {
+      // only a hint: the others' poll finds the task
+    }
+  }
+
+  /** this process's idle workers wake when another process enqueues (`wakeFile`) */
+  private watchWakeFile(): void {
+    if (!this.wakeFile || this.watcher) return;
+    try {
+      writeFileSync(this.wakeFile, "", { flag: "a" });
+      this.watcher = watch(this.wakeFile, { persistent: false }, () => this.poke());
+      this.watcher.on("error", () => {
+        this.watcher?.close();
+        this.watcher = undefined;
+      });
+    } catch {
+      // no watch here (e.g. a file system without notifications): the poll finds every task
+    }
   }
 
   private idle(): Promise<void> {

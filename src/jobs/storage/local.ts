@@ -5,7 +5,14 @@ import { type Readable, Writable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { checkKey } from "./cap.js";
 import { FileHasher } from "./hasher.js";
-import { type ObjectStore, ObjectTooLarge, type PositionalReader, type PutOptions } from "./types.js";
+import {
+  type ObjectStore,
+  ObjectTooLarge,
+  type PositionalReader,
+  type PutOptions,
+  RangeBodyMismatch,
+  type RangeWrites,
+} from "./types.js";
 
 /** The size of one read of a `get` stream. */
 const READ_BYTES = 1024 * 1024;
@@ -26,6 +33,47 @@ export class LocalObjectStore implements ObjectStore {
   private readonly hasher = new FileHasher();
 
   constructor(private readonly root: string) {}
+
+  /**
+   * An input sent in parts (Content-Range, docs/suite.md "Several upload streams"): each part is
+   * written at its offset into the one growing file (several writers at once, positional writes),
+   * hashed from the first byte by the hasher's thread as the landed prefix grows, then renamed
+   * into place once every range has landed.
+   */
+  readonly ranges: RangeWrites = {
+    write: async (key, tag, offset, length, body) => {
+      const file = this.growingFile(key, tag);
+      await fs.mkdir(path.dirname(file), { recursive: true, mode: 0o700 });
+      let handle: fs.FileHandle;
+      try {
+        handle = await fs.open(file, "wx", 0o600);
+        // the first part of this upload: what earlier uploads left goes (as a new growing put does)
+        await this.removeEarlierGrowing(key, tag);
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
+        handle = await fs.open(file, "r+");
+      }
+      const sink = new FileSink(handle, length, undefined, false, offset);
+      try {
+        await pipeline(body, sink);
+      } catch (err) {
+        body.destroy();
+        if (err instanceof CutAtMax) throw new RangeBodyMismatch(length, length + 1);
+        throw err;
+      }
+      if (sink.bytes !== length) throw new RangeBodyMismatch(length, sink.bytes);
+    },
+    hash: async (key, tag) => {
+      const file = this.growingFile(key, tag);
+      await fs.mkdir(path.dirname(file), { recursive: true, mode: 0o700 });
+      // the hasher's thread opens it: it exists from now on (the parts write into it)
+      await (await fs.open(file, "a", 0o600)).close();
+      return this.hasher.open(file);
+    },
+    complete: async (key, tag) => {
+      await fs.rename(this.growingFile(key, tag), this.file(key));
+    },
+  };
 
   private file(key: string): string {
     return path.join(this.root, ...checkKey(key));
@@ -186,7 +234,7 @@ class CutAtMax extends Error {}
  */
 class FileSink extends Writable {
   bytes = 0;
-  private position = 0;
+  private position: number;
   /** undefined when the caller hashes the file elsewhere (FileHasher) */
   private readonly hash: Hash | undefined;
 
@@ -195,8 +243,11 @@ class FileSink extends Writable {
     private readonly maxBytes: number | undefined,
     private readonly written: ((bytes: number) => void) | undefined,
     hashHere: boolean,
+    /** where the first byte goes (a part of an input written at its offset) */
+    start = 0,
   ) {
     super({ highWaterMark: 1024 * 1024 });
+    this.position = start;
     this.hash = hashHere ? createHash("sha256") : undefined;
   }
 

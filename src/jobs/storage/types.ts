@@ -40,6 +40,42 @@ export interface ObjectStore {
    * with the expected size. Absent where the store has no URLs (files under DATA_DIR).
    */
   linkTo?(parts: readonly StoredPart[], opts: LinkOptions): Promise<string>;
+  /**
+   * Where an object can be written in ranges by several writers at once (files on one machine:
+   * an input sent in parts with Content-Range, docs/suite.md "Several upload streams"). Absent on
+   * S3 (its object exists only once one upload completes): such inputs are refused there.
+   */
+  readonly ranges?: RangeWrites;
+}
+
+/** Writes of a growing object (`key` under `tag`, readable with `get(…, { growing: tag })`) at offsets. */
+export interface RangeWrites {
+  /**
+   * Writes `body` at `offset` of the growing object (created when missing; other writers may
+   * write other ranges meanwhile). Exactly `length` bytes: a body that ends before, or goes on past
+   * them, rejects with RangeBodyMismatch (the bytes written stay; the range is sent again).
+   */
+  write(key: string, tag: string, offset: number, length: number, body: Readable): Promise<void>;
+  /** The growing object's SHA-256 from its first byte, computed as `advance` reports a longer landed prefix. */
+  hash(
+    key: string,
+    tag: string,
+  ): Promise<{ advance(n: number): void; digest(n: number): Promise<string>; drop(): void }>;
+  /** The growing object, complete: renamed into place (a reader of the growing name keeps its bytes). */
+  complete(key: string, tag: string): Promise<void>;
+}
+
+/** A range's body ended before its length, or went on past it. */
+export class RangeBodyMismatch extends Error {
+  constructor(
+    readonly expected: number,
+    readonly got: number,
+  ) {
+    super(
+      got < expected ? `the body ended after ${got} of ${expected} bytes` : `the body is longer than ${expected} bytes`,
+    );
+    this.name = "RangeBodyMismatch";
+  }
 }
 
 /** An object and its size in bytes (a part of a job's output). */
