@@ -8,8 +8,16 @@ import { createRequire } from "node:module";
 import { describe, expect, it } from "vitest";
 import { backendDecode, terminateZstdPool, ZSTD_WORKER_MIN, zstdCompress } from "../../src/codec/backends.js";
 import { general } from "../../src/codec/chambers/general/index.js";
+import { POOL_SIZE } from "../../src/codec/entropy/cm-pool.js";
 import { compressWithReport, decompress, inspect, route } from "../../src/codec/index.js";
-import { autoChunkSize, PARALLEL_CHUNK_BYTES, PARALLEL_MIN_BYTES } from "../../src/codec/window.js";
+import {
+  autoChunkSize,
+  CHUNK_WINDOW,
+  chunkWindow,
+  FAST_CHUNK_BYTES,
+  PARALLEL_CHUNK_BYTES,
+  PARALLEL_MIN_BYTES,
+} from "../../src/codec/window.js";
 import { codeOf, i32, rng, utf8 } from "./helpers.js";
 
 const zstd = createRequire(import.meta.url)("zstd-napi") as {
@@ -86,8 +94,15 @@ describe("levels", () => {
     expect(await codeOf(backendDecode(2, z.subarray(0, z.length - 3), data.length))).toBe("codec_corrupt");
   });
 
-  it("inputs of 8 MiB and more are cut into independent 4 MiB chunks at fast and balanced, not at max", () => {
-    expect(autoChunkSize("fast", PARALLEL_MIN_BYTES, false)).toBe(PARALLEL_CHUNK_BYTES);
+  it("inputs of 8 MiB and more are cut into independent chunks (2 MiB at fast, 4 MiB at balanced), not at max", () => {
+    expect(autoChunkSize("fast", PARALLEL_MIN_BYTES, false)).toBe(FAST_CHUNK_BYTES);
+    expect(FAST_CHUNK_BYTES).toBe(2 * 1024 * 1024);
+    expect(PARALLEL_CHUNK_BYTES).toBe(4 * 1024 * 1024);
+    // at fast, more chunks in flight than workers: the zstd pool always has the next one queued
+    expect(chunkWindow("fast")).toBeGreaterThanOrEqual(4);
+    expect(chunkWindow("fast")).toBeGreaterThanOrEqual(2 * POOL_SIZE);
+    expect(chunkWindow("balanced")).toBe(CHUNK_WINDOW);
+    expect(chunkWindow("max")).toBe(CHUNK_WINDOW);
     expect(autoChunkSize("balanced", PARALLEL_MIN_BYTES + 1, false)).toBe(PARALLEL_CHUNK_BYTES);
     expect(autoChunkSize("fast", PARALLEL_MIN_BYTES - 1, false)).toBeUndefined();
     expect(autoChunkSize("max", 64 * 1024 * 1024, false)).toBeUndefined();
@@ -103,7 +118,7 @@ describe("levels", () => {
       expect(rep.chamber).toBe("chunked");
       const info = inspect(rep.container);
       expect(info.chunked).toBe(true);
-      expect(info.chambers.length).toBe(3);
+      expect(info.chambers.length).toBe(5); // 2 MiB chunks at fast
       const back = await decompress(rep.container, { maxOutputBytes: 16 * 1024 * 1024 });
       expect(Buffer.compare(Buffer.from(back), Buffer.from(big))).toBe(0); // (toEqual walks 9 MiB slowly)
     } finally {

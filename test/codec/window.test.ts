@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { compress, compressStream, decompress, decompressStream, inspect } from "../../src/codec/index.js";
-import { mapOrdered, OrderedWindow } from "../../src/codec/window.js";
+import { cutChunks, mapOrdered, OrderedWindow } from "../../src/codec/window.js";
 import { rng, utf8 } from "./helpers.js";
 
 const later = <T>(ms: number, v: T): Promise<T> => new Promise((res) => setTimeout(() => res(v), ms));
@@ -34,6 +34,26 @@ describe("ordered window of independent chunks", () => {
     await expect(
       mapOrdered([1, 2, 3], async (x) => (x === 1 ? later(10, x) : Promise.reject(new Error(`bad ${x}`)))),
     ).rejects.toThrow("bad 2");
+  });
+});
+
+describe("cutting an input into chunks", () => {
+  const input = new Uint8Array(10_000).map((_, i) => (i * 7) & 0xff);
+  it("at fast, copies with buffers of their own (a view posted to a zstd worker clones its whole buffer)", () => {
+    const parts = cutChunks(input, 4096, "fast");
+    expect(parts.map((p) => p.length)).toEqual([4096, 4096, 1808]);
+    for (const p of parts) {
+      expect(p.buffer.byteLength).toBe(p.length);
+      expect(p.byteOffset).toBe(0);
+    }
+    expect(Buffer.concat(parts)).toEqual(Buffer.from(input));
+  });
+  it("at balanced and max, views of the input (no copy)", () => {
+    for (const level of ["balanced", "max"] as const) {
+      const parts = cutChunks(input, 4096, level);
+      expect(parts.every((p) => p.buffer === input.buffer)).toBe(true);
+      expect(Buffer.concat(parts)).toEqual(Buffer.from(input));
+    }
   });
 });
 

@@ -10,7 +10,7 @@ import { fail } from "../errors.js";
 import { type Block, writeBare, writeFramed } from "../format/container.js";
 import { type Route, routeProfile } from "../router/index.js";
 import type { DeclaredType, Profile } from "../router/profile.js";
-import { autoChunkSize, mapOrdered } from "../window.js";
+import { autoChunkSize, chunkWindow, cutChunks, mapOrdered } from "../window.js";
 import { profile } from "./profile.js";
 import { type CompressOptions, type CompressReport, checkLevel, MAX_OVERHEAD, plain } from "./shared.js";
 
@@ -30,6 +30,15 @@ interface Choice {
 export const GUARD_MIN_BYTES = 256 * 1024;
 export const GUARD_RATIO = 0.85;
 export const GUARD_INCOMPRESSIBLE = 0.99;
+/**
+ * at balanced the guard's estimate is brotli-5 (a quarter of brotli-9's CPU: 0.002-0.07 against
+ * 0.007-0.22 CPU-s per file on the corpus's 23 numeric arrays; brotli-5 is 0.96-1.15 × brotli-9
+ * there) against this ratio; on the corpus it skips the general chamber on the same files as
+ * brotli-9 with 0.85 did, and no file at balanced is then above min(brotli-11, xz -9e) + 16 B
+ * (docs/codec.md "Balanced")
+ */
+export const GUARD_RATIO_BALANCED = 0.82;
+const GUARD_QUALITY_BALANCED = 5;
 /** data classes whose typed chamber the guard also trusts at balanced (the same chambers as at max) */
 const BALANCED_GUARDED: ReadonlySet<string> = new Set(["int32", "timestamps", "float64", "float32"]);
 
@@ -73,7 +82,8 @@ async function encodeBlock(
   // large inputs at max: a quick brotli-9 of the input runs on the pool meanwhile; the general
   // chamber (brotli-11, xz-9, strides) is then run only when the modelling chambers did not beat
   // that estimate clearly (see GUARD_RATIO)
-  const quick = guarded ? brotliAsync(input, 9) : null;
+  const quick = guarded ? brotliAsync(input, level === "balanced" ? GUARD_QUALITY_BALANCED : 9) : null;
+  const ratio = level === "balanced" ? GUARD_RATIO_BALANCED : GUARD_RATIO;
   quick?.catch(() => {});
   for (const name of r.candidates) {
     if (name === "general" && guarded) continue;
@@ -87,8 +97,8 @@ async function encodeBlock(
     for (const name of r.candidates)
       if (name !== "general") modelled = Math.min(modelled, sizeOf(await pending.get(name)!));
     const q9 = (await quick).length;
-    if (modelled <= GUARD_RATIO * q9)
-      guardNote = `general skipped: ${modelled} B ≤ ${GUARD_RATIO} × brotli-9 (${q9} B)`;
+    if (modelled <= ratio * q9)
+      guardNote = `general skipped: ${modelled} B ≤ ${ratio} × brotli-${level === "balanced" ? GUARD_QUALITY_BALANCED : 9} (${q9} B)`;
     else if (q9 >= GUARD_INCOMPRESSIBLE * input.length)
       guardNote = `general skipped: brotli-9 saves under ${Math.round((1 - GUARD_INCOMPRESSIBLE) * 100)} %`;
     else start("general");
@@ -129,11 +139,13 @@ export async function compressWithReport(bytes: Uint8Array, options: CompressOpt
     let reason = "";
     let cls = "";
     const cands: CompressReport["candidates"] = [];
-    const parts: Uint8Array[] = [];
-    for (let off = 0; off < input.length; off += chunkSize)
-      parts.push(input.subarray(off, Math.min(input.length, off + chunkSize)));
+    const parts = cutChunks(input, chunkSize, level);
     // chunks are independent: several are coded at once (context mixing on the worker pool)
-    const coded = await mapOrdered(parts, (part) => encodeBlock(part, level, options.chamber, options.declaredType));
+    const coded = await mapOrdered(
+      parts,
+      (part) => encodeBlock(part, level, options.chamber, options.declaredType),
+      chunkWindow(level),
+    );
     for (const [i, { best, prof, route: r, tried }] of coded.entries()) {
       const part = parts[i]!;
       blocks.push({ chamber: chamberId(best.chamber), rawLen: part.length, ...best.enc });

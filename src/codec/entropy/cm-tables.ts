@@ -43,8 +43,35 @@ for (let j = 0; j < 24; j++) APM_ROW[j] = Math.min(65535, squash(Math.round((j *
  * predictions: checked 16-bit nibble buckets, integer SIMD mixers, no order-6 context; it runs
  * only as WebAssembly (limit 30 for its direct counters, 15 for its 16-bit hashed ones).
  */
-export type CmModel = 1 | 2 | 3;
-export const MODEL_LIMIT: Record<CmModel, number> = { 1: 255, 2: 30, 3: 30 };
+export type CmModel = 1 | 2 | 3 | 4 | 5 | 6;
+/**
+ * Models 4, 5 and 6 are one module (cm-wasm/model4.as.ts → model4.wasm): model 3 plus a mixer
+ * whose weight set is chosen by which hashed contexts were found, a second mixing layer, and one
+ * of three context profiles, passed to the module in bits 8+ of its `limit` argument:
+ * 4 = text (word contexts; slower-adapting hashed counters), 5 = binary (sparse contexts instead
+ * of the word and line contexts), 6 = records (a record length detected from repeated byte
+ * distances; contexts of the bytes one and two records above).
+ * Model 3 runs in model4.wasm too (profile 3 reproduces model3.wasm bit for bit: a test compares
+ * them), so a thread that codes JSON (model 3) and text (models 4-6) keeps one module's memory;
+ * model3.wasm stays as the reference of that profile.
+ */
+export const MODEL_LIMIT: Record<CmModel, number> = {
+  1: 255,
+  2: 30,
+  3: 30 | (3 << 8),
+  4: 30,
+  5: 30 | (1 << 8),
+  6: 30 | (2 << 8),
+};
 /** the WebAssembly module of each model, next to cm-wasm/host.mjs */
-export type ModelWasm = "model.wasm" | "model3.wasm";
-export const MODEL_WASM: Record<CmModel, ModelWasm> = { 1: "model.wasm", 2: "model.wasm", 3: "model3.wasm" };
+export type ModelWasm = "model.wasm" | "model3.wasm" | "model4.wasm";
+export const MODEL_WASM: Record<CmModel, ModelWasm> = {
+  1: "model.wasm",
+  2: "model.wasm",
+  3: "model4.wasm",
+  4: "model4.wasm",
+  5: "model4.wasm",
+  6: "model4.wasm",
+};
+/** whether a model exists only as WebAssembly (no TypeScript reference in cm.ts) */
+export const wasmOnly = (model: CmModel): boolean => model >= 3;

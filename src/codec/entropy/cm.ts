@@ -1,7 +1,7 @@
 import { fail } from "../errors.js";
 import { ArithDecoder, ArithEncoder } from "./arith.js";
 import { cmDecodePool, cmEncodePool, type PrefixFrom } from "./cm-pool.js";
-import { APM_ROW, type CmModel, DT, MODEL_LIMIT, MODEL_WASM, STRETCH, squash } from "./cm-tables.js";
+import { APM_ROW, type CmModel, DT, MODEL_LIMIT, MODEL_WASM, STRETCH, squash, wasmOnly } from "./cm-tables.js";
 import { type CmJob, cmDecodeWasm, cmEncodeWasm } from "./cm-wasm.js";
 
 export type { CmModel } from "./cm-tables.js";
@@ -331,13 +331,16 @@ export function cmEncode(
 ): Uint8Array {
   const w = cmEncodeWasm(input, colEnds, primeLen, MODEL_LIMIT[model], MODEL_WASM[model]);
   if (w) return w;
-  if (model === 3) noModel3();
+  if (wasmOnly(model)) noModel3(model);
   return cmEncodeJs(input, colEnds, primeLen, model);
 }
 
-/** model 3 exists only as WebAssembly (with SIMD): no TypeScript fallback */
-function noModel3(): never {
-  return fail("codec_too_large", "context-mixing model 3 cannot run here (WebAssembly module or memory unavailable)");
+/** models 3-6 exist only as WebAssembly (with SIMD): no TypeScript fallback */
+function noModel3(model: CmModel): never {
+  return fail(
+    "codec_too_large",
+    `context-mixing model ${model} cannot run here (WebAssembly module or memory unavailable)`,
+  );
 }
 
 /** decode rawLen bytes (or only the first `stop`: the model is sized for rawLen either way) */
@@ -351,7 +354,7 @@ export function cmDecode(
 ): Uint8Array {
   const w = cmDecodeWasm(payload, rawLen, colEnds, prefix, MODEL_LIMIT[model], stop, MODEL_WASM[model]);
   if (w) return w;
-  if (model === 3) noModel3();
+  if (wasmOnly(model)) noModel3(model);
   return cmDecodeJs(payload, rawLen, colEnds, prefix, model, stop);
 }
 
@@ -386,7 +389,7 @@ export function cmEncodeJs(
   primeLen = 0,
   model: CmModel = 1,
 ): Uint8Array {
-  if (model === 3) noModel3();
+  if (wasmOnly(model)) noModel3(model);
   // the model stores a byte only where buf differs from it, so the input is never written here
   const m = new CMModel(input, input.length, colEnds, MODEL_LIMIT[model]);
   const enc = new ArithEncoder((input.length >> 2) + 64);
@@ -410,7 +413,7 @@ export function cmDecodeJs(
   model: CmModel = 1,
   stop = rawLen,
 ): Uint8Array {
-  if (model === 3) noModel3();
+  if (wasmOnly(model)) noModel3(model);
   const pl = prefix ? prefix.length : 0;
   const buf = new Uint8Array(pl + rawLen);
   if (prefix) buf.set(prefix);

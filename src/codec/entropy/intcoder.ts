@@ -1,7 +1,17 @@
 import { fail } from "../errors.js";
 import { ByteReader, ByteWriter } from "../format/varint.js";
 import { BitWriter, SCRATCH_BITS, SCRATCH_SYMS16, scratchBytes } from "./bitio.js";
-import { ransDecode, ransDecodeCtx, ransEncode, ransEncodeCtx, ransEncodeU8, ransEncodeU16 } from "./rans.js";
+import { hasIntWasm, type Kernels, kernels, Layout } from "./int-wasm.js";
+import {
+  finishStream,
+  ransDecode,
+  ransDecodeCtx,
+  ransEncode,
+  ransEncodeCtx,
+  ransEncodeU8,
+  ransEncodeU16,
+  ransTable,
+} from "./rans.js";
 
 /**
  * Integer sequence coder shared by the numeric chambers (zrw, delta, float).
@@ -231,8 +241,17 @@ export function encodeIntsFast(
   values: ArrayLike<number>,
   n: number,
   transforms: readonly Transform[] = [1],
-  opts: { direct?: boolean } = {},
+  opts: { direct?: boolean; at?: WasmAt } = {},
 ): Uint8Array {
+  // the WebAssembly loops (int-wasm.ts) when they run here: the same bytes
+  if (values instanceof Int32Array || values instanceof Float64Array || hasIntWasm()) {
+    const typed =
+      values instanceof Int32Array || values instanceof Float64Array
+        ? values
+        : Float64Array.from({ length: n }, (_, i) => values[i]!);
+    const out = encodeIntsFastWasm(typed, n, transforms, opts.direct !== false, opts.at);
+    if (out) return out;
+  }
   // two element kinds from here on (Int32Array, Float64Array): the hot loops stay monomorphic or
   // at most bimorphic, and a third kind cannot deoptimise them
   if (!(values instanceof Int32Array)) values = checkedF64(values, n);
@@ -263,6 +282,17 @@ export function encodeIntsFast(
     const tb = tokenBlocks(zs, toks, m);
     body = [tb.tok, tb.bits];
   }
+  return assemble(w, values, t, kind, body);
+}
+
+/** header byte, the t head values, the block lengths, then the blocks: one exact-size array */
+function assemble(
+  w: ByteWriter,
+  values: ArrayLike<number>,
+  t: Transform,
+  kind: number,
+  body: Uint8Array[],
+): Uint8Array {
   w.byte(t | (kind << 2));
   for (let i = 0; i < t; i++) w.svarint(values[i]!);
   for (const b of body) w.uvarint(b.length);
@@ -281,6 +311,106 @@ export function encodeIntsFast(
     o += body[k]!.length;
   }
   return out;
+}
+
+/** values already in a WebAssembly instance's memory, at layout.vals (the float chamber's split) */
+export interface WasmAt {
+  k: Kernels;
+  layout: Layout;
+}
+
+/**
+ * encodeIntsFast with the loops in WebAssembly (int-wasm/fast.as.ts): the same decisions from the
+ * same counts (the estimates, directPays and the frequency tables stay here), so the same bytes.
+ * Null when WebAssembly does not run here.
+ */
+function encodeIntsFastWasm(
+  values: Int32Array | Float64Array,
+  n: number,
+  transforms: readonly Transform[],
+  direct: boolean,
+  at: WasmAt | undefined,
+): Uint8Array | null {
+  let k: Kernels | null;
+  let L: Layout;
+  if (at) {
+    k = at.k;
+    L = at.layout;
+  } else {
+    k = kernels(new Layout(0, n).bytes + 16);
+    if (!k) return null;
+    L = new Layout(k.base, n);
+  }
+  const ex = k.ex;
+  const f64in = values instanceof Float64Array ? 1 : 0;
+  const width = f64in ? 8 : 4;
+  if (!(values.buffer === ex.memory.buffer && values.byteOffset === L.vals))
+    k.u8.set(new Uint8Array(values.buffer, values.byteOffset, n * width), L.vals);
+  if (f64in) {
+    const bad = ex.firstUnsafe(L.vals, n, MAX_ABS);
+    if (bad >= 0) throw new RangeError(`value out of range at ${bad}`);
+  }
+  const mem = ex.memory.buffer;
+  let t: Transform;
+  if (transforms.length === 1) t = transforms[0]!;
+  else {
+    // estimateTransform's choice: the sampled token counts and raw bits come from WebAssembly
+    const counts = new Uint32Array(mem, L.counts, TOKENS);
+    t = transforms[0] ?? 1;
+    let bestCost = Number.POSITIVE_INFINITY;
+    for (const c of transforms) {
+      let cost = ex.sampleTokens(L.vals, f64in, n, c, L.counts);
+      let total = 0;
+      for (let s = 0; s < TOKENS; s++) total += counts[s]!;
+      for (let s = 0; s < TOKENS; s++) {
+        const x = counts[s]!;
+        if (x > 0) cost += x * Math.log2(total / x);
+      }
+      if (cost < bestCost) {
+        bestCost = cost;
+        t = c;
+      }
+    }
+  }
+  if (t > n) t = 0;
+  const m = n - t;
+  const w = new ByteWriter(16);
+  if (m === 0 || ex.zigzagResiduals(L.vals, f64in, n, t)) {
+    w.byte(t);
+    for (let i = 0; i < t; i++) w.svarint(values[i]!);
+    w.svarint(m > 0 ? residualAt(values, t, t) : 0);
+    return w.finish();
+  }
+  let body: Uint8Array[] | null = null;
+  let kind = 2;
+  const maxZ = direct && m >= DIRECT_MIN_VALUES ? ex.maxZ() : DIRECT_MAX;
+  if (maxZ < DIRECT_MAX) {
+    ex.histogram16(L.vals, f64in, n, t, L.syms, L.counts, maxZ + 1);
+    const counts = new Uint32Array(mem, L.counts, maxZ + 1).slice();
+    if (directPays(counts, m)) {
+      kind = 1;
+      body = [ransWasm(k, L, 2, m, maxZ + 1, counts)];
+    }
+  }
+  if (!body) {
+    const bitsLen = ex.tokenBlocks(L.vals, f64in, n, t, L.syms, L.counts, L.tmp);
+    const counts = new Uint32Array(mem, L.counts, TOKENS).slice();
+    let alpha = TOKENS;
+    while (alpha > 0 && counts[alpha - 1] === 0) alpha--;
+    const tok = ransWasm(k, L, 1, m, alpha, counts);
+    body = [tok, k.u8.subarray(L.tmp, L.tmp + bitsLen)];
+  }
+  return assemble(w, values, t, kind, body);
+}
+
+/** ransEncodeU8 (width 1) / ransEncodeU16 (width 2) of the n symbols at L.syms, in WebAssembly */
+function ransWasm(k: Kernels, L: Layout, width: 1 | 2, n: number, alphabet: number, counts: Uint32Array): Uint8Array {
+  const { w, freqs, starts } = ransTable(counts, n, alphabet);
+  const u32 = new Uint32Array(k.ex.memory.buffer);
+  u32.set(freqs, L.freqs >> 2);
+  u32.set(starts, L.starts >> 2);
+  const p = k.ex.ransEncode(L.syms, width, n, L.freqs, L.starts, L.ransEnd);
+  return finishStream(w, k.ex.state0(), k.ex.state1(), k.u8.subarray(p, L.ransEnd));
 }
 
 const uvarintSize = (v: number): number => {

@@ -203,8 +203,24 @@ export function ransEncodeU16(syms: Uint16Array, n: number, alphabet: number, co
   return finishStream(w, x0, x1, out.subarray(p, cap));
 }
 
+/**
+ * The head of ransEncodeU8/U16 for symbols already counted: a writer holding the frequency
+ * table, the frequencies and their cumulative starts (the WebAssembly loop in int-wasm.ts codes
+ * the stream with them, then finishStream).
+ */
+export function ransTable(
+  counts: Uint32Array,
+  n: number,
+  alphabet: number,
+): { w: ByteWriter; freqs: Uint32Array; starts: Uint32Array } {
+  const w = new ByteWriter(2 * alphabet + 16);
+  const freqs = normalize(counts.subarray(0, alphabet), n);
+  writeFreqs(w, freqs, alphabet);
+  return { w, freqs, starts: startsOf(freqs, alphabet) };
+}
+
 /** table + states + stream length + stream, in one exact-size array (no growth, one copy) */
-function finishStream(w: ByteWriter, x0: number, x1: number, stream: Uint8Array): Uint8Array {
+export function finishStream(w: ByteWriter, x0: number, x1: number, stream: Uint8Array): Uint8Array {
   const head = w.buf.subarray(0, w.pos);
   const len = new ByteWriter(8);
   len.uvarint(stream.length);

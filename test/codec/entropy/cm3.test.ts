@@ -1,6 +1,7 @@
 /**
  * Context-mixing model 3 (src/codec/entropy/cm-wasm/model3.as.ts → model3.wasm): WebAssembly
- * only, written by the text chamber (layouts 6 and 7) and the JSON chambers (coder 6) at max.
+ * only, written by the text chamber (layouts 6 and 7) until model 4 and by the JSON chambers (coder 6) at
+ * max; the text chamber now writes models 4-6 (cm4.test.ts) and still decodes these.
  * Models 1 and 2 (older containers) keep their own build and TypeScript reference.
  */
 import { execFile } from "node:child_process";
@@ -100,15 +101,14 @@ describe("context-mixing model 3", () => {
     expect(() => cmDecodeJs(new Uint8Array(8), 3, null, null, 3)).toThrow(CodecError);
   });
 
-  it("the text chamber writes layout 6 and still decodes layout 3 (model 2) streams", async () => {
+  it("the text chamber decodes layout 6 (model 3, written by the previous release) and layout 3 (model 2)", async () => {
     const input = prose(40_000, 4);
-    const enc = await text.encode(input, { level: "max", dataClass: "text" });
-    expect([...enc!.params]).toEqual([6, 0]);
+    const m3 = cmEncode(input, null, 0, 3);
     const ctx = { maxOutputBytes: 1 << 28, maxModelOutputBytes: 1 << 26 };
-    expect(hex(await text.decode(enc!.params, enc!.payload, input.length, ctx))).toBe(hex(input));
+    expect(hex(await text.decode(Uint8Array.of(6, 0), m3, input.length, ctx))).toBe(hex(input));
     const old = cmEncode(input, null, 0, 2);
     expect(hex(await text.decode(Uint8Array.of(3, 0), old, input.length, ctx))).toBe(hex(input));
-    expect(await codeOf(text.decode(Uint8Array.of(8, 0), old, input.length, ctx))).toBe("codec_bad_params");
+    expect(await codeOf(text.decode(Uint8Array.of(14, 0), old, input.length, ctx))).toBe("codec_bad_params");
   });
 
   it("the JSON chambers code both streams with model 3 (coder 6) at max and round-trip", async () => {

@@ -79,6 +79,21 @@ const GENERATORS = {
   /** n bytes, about 1 % non-zero */
   "sparse-bytes": (r: () => number, n: number) =>
     new Uint8Array(n).map(() => (r() < 0.01 ? 1 + Math.floor(r() * 255) : 0)),
+  /** an x86-64 ELF header, then n bytes of call-heavy "code" (E8 rel32 to a few targets) */
+  "elf-x86": (r: () => number, n: number) => {
+    const b = new Uint8Array(64 + n);
+    b.set([0x7f, 0x45, 0x4c, 0x46, 2, 1, 1, 0]);
+    b[18] = 62;
+    const ops = [0x48, 0x89, 0xe5, 0x8b, 0x45, 0xfc, 0x83, 0xc0, 0x01, 0x5d, 0xc3, 0x55, 0x31, 0xc0];
+    for (let i = 64; i < b.length; ) {
+      if (r() < 0.15 && i + 5 <= b.length) {
+        const rel = (4096 * (1 + Math.floor(r() * 6)) - (i + 5)) >>> 0;
+        b.set([0xe8, rel & 255, (rel >>> 8) & 255, (rel >>> 16) & 255, rel >>> 24], i);
+        i += 5;
+      } else b[i++] = ops[Math.floor(r() * ops.length)]!;
+    }
+    return b;
+  },
 } satisfies Record<string, (r: () => number, n: number) => Uint8Array>;
 
 export type GeneratorName = keyof typeof GENERATORS;

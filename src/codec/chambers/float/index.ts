@@ -1,6 +1,7 @@
 import { backendDecode } from "../../backends.js";
 import { SCRATCH_FLOAT_INTS, scratchBytes } from "../../entropy/bitio.js";
-import { decodeInts, encodeInts, encodeIntsFast, MAX_ABS } from "../../entropy/intcoder.js";
+import { kernels, Layout } from "../../entropy/int-wasm.js";
+import { decodeInts, encodeInts, encodeIntsFast, MAX_ABS, type WasmAt } from "../../entropy/intcoder.js";
 import { fail } from "../../errors.js";
 import { ByteReader, ByteWriter } from "../../format/varint.js";
 import { bestBackend } from "../general/index.js";
@@ -50,6 +51,20 @@ function isExact(v: number, e: number, width: 4 | 8): boolean {
 export function pickExponent(vals: Float64Array, width: 4 | 8): { e: number; hit: number } {
   const n = vals.length;
   const step = Math.max(1, Math.floor(n / 1024));
+  const tot = n > 0 ? Math.floor((n - 1) / step) + 1 : 0;
+  // the same test in WebAssembly (entropy/int-wasm.ts) over the sampled values, when it runs here
+  const k = tot > 0 ? kernels(8 * tot + 16) : null;
+  if (k) {
+    const sample = new Float64Array(k.ex.memory.buffer, k.base, tot);
+    for (let i = 0, j = 0; j < tot; i += step, j++) sample[j] = vals[i]!;
+    let best = { e: 0, hit: -1 };
+    for (let e = 0; e <= 18; e++) {
+      const frac = k.ex.countExact(k.base, tot, POW10[e]!, width, MAX_ABS) / tot;
+      if (frac > best.hit + 1e-9) best = { e, hit: frac };
+      if (frac === 1) break;
+    }
+    return best;
+  }
   let best = { e: 0, hit: -1 };
   for (let e = 0; e <= 18; e++) {
     let hit = 0;
@@ -139,9 +154,11 @@ function decimalSplit(
   vals: Float64Array,
   e: number,
   width: 4 | 8,
-): { ints: Float64Array; gaps: number[]; raw: Uint8Array } {
+): { ints: Float64Array; gaps: number[]; raw: Uint8Array; at?: WasmAt } {
   const n = vals.length;
   const p = POW10[e]!;
+  const inWasm = decimalSplitWasm(input, vals, p, width);
+  if (inWasm) return inWasm;
   // a scratch array: the caller codes the integers (synchronously) before the next split
   const ints = new Float64Array(scratchBytes(SCRATCH_FLOAT_INTS, 8 * n).buffer, 0, n);
   const gaps: number[] = [];
@@ -167,6 +184,39 @@ function decimalSplit(
   return { ints, gaps, raw: raw.finish() };
 }
 
+/**
+ * decimalSplit's loop in WebAssembly (entropy/int-wasm.ts): the integers are left where
+ * encodeIntsFast reads its values (`at`), valid until the next WebAssembly call of this thread.
+ * Null when WebAssembly does not run here.
+ */
+function decimalSplitWasm(
+  input: Uint8Array,
+  vals: Float64Array,
+  p: number,
+  width: 4 | 8,
+): { ints: Float64Array; gaps: number[]; raw: Uint8Array; at: WasmAt } | null {
+  const n = vals.length;
+  const k = kernels(new Layout(0, n).bytes + 16);
+  if (!k) return null;
+  const layout = new Layout(k.base, n);
+  // the floats go where the raw bits will be, the exception positions where the symbols will be
+  // (both unused until the integers are coded)
+  k.u8.set(new Uint8Array(vals.buffer, vals.byteOffset, 8 * n), layout.tmp);
+  const count = k.ex.decimalSplit(layout.tmp, n, p, width, MAX_ABS, layout.vals, layout.syms);
+  const mem = k.ex.memory.buffer;
+  const exc = new Int32Array(mem, layout.syms, count);
+  const gaps: number[] = new Array(count);
+  const raw = new Uint8Array(count * width);
+  let last = -1;
+  for (let j = 0; j < count; j++) {
+    const i = exc[j]!;
+    gaps[j] = i - last - 1;
+    last = i;
+    raw.set(input.subarray(i * width, i * width + width), j * width);
+  }
+  return { ints: new Float64Array(mem, layout.vals, n), gaps, raw, at: { k, layout } };
+}
+
 /** level fast: the decimal mode when at least this share of the sampled values is decimal, else XOR planes (one encoding, no trial) */
 export const FAST_DECIMAL_MIN = 0.9;
 
@@ -177,9 +227,9 @@ async function encodeWidth(input: Uint8Array, width: 4 | 8, level: Level) {
   const fast = level === "fast";
   const cands: { params: Uint8Array; payload: Uint8Array }[] = [];
   if (fast ? hit >= FAST_DECIMAL_MIN : hit >= 0.5) {
-    const { ints, gaps, raw } = decimalSplit(input, vals, e, width);
+    const { ints, gaps, raw, at } = decimalSplit(input, vals, e, width);
     // fast: one pass, the transform whose residuals are cheapest on a sample (no trial encodings)
-    const head = fast ? encodeIntsFast(ints, n, [0, 1, 2]) : encodeInts(ints, n, {});
+    const head = fast ? encodeIntsFast(ints, n, [0, 1, 2], { at }) : encodeInts(ints, n, {});
     const count = new ByteWriter(8);
     count.uvarint(gaps.length);
     const gapBytes = fast ? encodeIntsFast(gaps, gaps.length, [0]) : encodeInts(gaps, gaps.length, { transforms: [0] });

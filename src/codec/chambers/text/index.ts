@@ -17,7 +17,10 @@ import { isExecutable, x86Decode, x86Encode } from "./x86.js";
  *  3 — one stream, model 2          4 — two segments, model 2
  *  5 — two segments, model 2, segment 1 primed by the input's head (both decode at once)
  *  6 — one stream, model 3          7 — as 5, model 3
- * The encoder writes 6 and 7; 1-5 (written by earlier versions) still decode.
+ *  8 — one stream, model 4 (text)   9 — as 5, model 4
+ * 10 — one stream, model 5 (binary) 11 — as 5, model 5
+ * 12 — one stream, model 6 (records) 13 — as 5, model 6
+ * The encoder writes 8-13; 1-7 (written by earlier versions) still decode.
  */
 const LAYOUTS: Record<number, { model: CmModel; split: PrimeFrom | null }> = {
   1: { model: 1, split: null },
@@ -27,15 +30,35 @@ const LAYOUTS: Record<number, { model: CmModel; split: PrimeFrom | null }> = {
   5: { model: 2, split: "head" },
   6: { model: 3, split: null },
   7: { model: 3, split: "head" },
+  8: { model: 4, split: null },
+  9: { model: 4, split: "head" },
+  10: { model: 5, split: null },
+  11: { model: 5, split: "head" },
+  12: { model: 6, split: null },
+  13: { model: 6, split: "head" },
 };
-const ONE_LAYOUT = 6;
-const SPLIT_LAYOUT = 7;
-const MODEL: CmModel = 3;
+/** the layouts the encoder writes, per model: [one stream, two segments] */
+const WRITES: Partial<Record<CmModel, [number, number]>> = { 4: [8, 9], 5: [10, 11], 6: [12, 13] };
+/**
+ * The encoder picks the profile of model 4 (4 text, 5 binary, 6 records) by coding the input's
+ * first SAMPLE bytes with each candidate and keeping the smallest (x86 executables: 5 without a
+ * trial). An input of at most SAMPLE bytes coded as one stream keeps the trial's output itself.
+ */
+export const SAMPLE = 1 << 16;
+
+/** the candidates' outputs on the sample, coded at once on the pool; returns the smallest's index */
+async function pick(data: Uint8Array, models: CmModel[]): Promise<{ model: CmModel; out: Uint8Array }> {
+  const sample = data.subarray(0, Math.min(data.length, SAMPLE));
+  const outs = await cmEncodeAll(models.map((model) => ({ input: sample, colEnds: null, primeLen: 0, model })));
+  let best = 0;
+  for (let i = 1; i < outs.length; i++) if (outs[i]!.length < outs[best]!.length) best = i;
+  return { model: models[best]!, out: outs[best]! };
+}
 
 /** two segments, coded at once */
-async function encodeSegments(data: Uint8Array): Promise<Uint8Array> {
+async function encodeSegments(data: Uint8Array, model: CmModel): Promise<Uint8Array> {
   const cut = splitPoint(data.length); // data ≥ SPLIT_MIN, so PRIME < cut < length
-  const [a, b] = await cmEncodeAll(segmentJobs(data, cut, MODEL, "head"));
+  const [a, b] = await cmEncodeAll(segmentJobs(data, cut, model, "head"));
   return writeSegments(data.length, cut, a!, b!);
 }
 
@@ -47,19 +70,28 @@ async function encodeSegments(data: Uint8Array): Promise<Uint8Array> {
 export const text: Chamber<"text"> = {
   name: "text",
   slowDecode: true,
-  summary: "context mixing (orders 0-6, word, column, match model, 3 mixers, 3 SSE) + arithmetic coder",
+  summary:
+    "context mixing (orders 0-5, word or sparse or record contexts, match model, 4+1 mixers, 3 SSE) + arithmetic coder",
   accepts: () => true,
   async encode(input, ctx) {
     const x86 = isExecutable(input);
     const data = x86 ? x86Encode(input) : input;
     // binary and CSV-like inputs lose more to the split than prose, markup and code
     const split = ctx.dataClass === "text" && splitsWell(data);
-    return {
-      params: Uint8Array.of(split ? SPLIT_LAYOUT : ONE_LAYOUT, x86 ? 1 : 0),
-      payload: split
-        ? await encodeSegments(data)
-        : (await cmEncodeAll([{ input: data, colEnds: null, primeLen: 0, model: MODEL }]))[0]!,
-    };
+    const candidates: CmModel[] = x86 ? [5] : ctx.dataClass === "binary" ? [4, 6, 5] : [4, 6];
+    let model = candidates[0]!;
+    let payload: Uint8Array | null = null;
+    if (candidates.length > 1) {
+      const best = await pick(data, candidates);
+      model = best.model;
+      if (!split && data.length <= SAMPLE) payload = best.out;
+    }
+    const [one, two] = WRITES[model]!;
+    if (!payload)
+      payload = split
+        ? await encodeSegments(data, model)
+        : (await cmEncodeAll([{ input: data, colEnds: null, primeLen: 0, model }]))[0]!;
+    return { params: Uint8Array.of(split ? two : one, x86 ? 1 : 0), payload };
   },
   async decode(params, payload, rawLen, ctx) {
     const layout = params.length === 2 ? LAYOUTS[params[0]!] : undefined;

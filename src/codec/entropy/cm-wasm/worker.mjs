@@ -8,9 +8,9 @@ import { parentPort, workerData } from "node:worker_threads";
 import { decode, encode, WasmCorrupt, WasmOutOfMemory } from "./host.mjs";
 
 const modules = new Map();
-/** model.wasm (models 1 and 2) or model3.wasm (model 3), compiled once per worker */
+/** model.wasm (models 1 and 2) or model4.wasm (3-6, see ../cm-tables.ts), compiled once per worker */
 function moduleOf(model) {
-  const file = model === 3 ? "./model3.wasm" : "./model.wasm";
+  const file = model >= 3 ? "./model4.wasm" : "./model.wasm";
   let m = modules.get(file);
   if (!m) {
     m = new WebAssembly.Module(readFileSync(new URL(file, import.meta.url)));
