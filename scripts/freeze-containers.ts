@@ -5,6 +5,10 @@
  *
  *   tsx scripts/freeze-containers.ts                       first freeze, release = package.json version
  *   tsx scripts/freeze-containers.ts --new-release 0.2.0   a new release folder next to the old ones
+ *   tsx scripts/freeze-containers.ts --new-release 0.1.0+cm7 --max-only
+ *                                   only the max-level containers of the model-coded chambers (text,
+ *                                   JSON, float, routed, chunked, stream): a new context-mixing model
+ *                                   or float mode, whose other containers did not change
  *
  * It refuses to run when the release folder or its manifest entry already exists. Every file is
  * checked before anything is written: containers decode to their input and carry the chamber and
@@ -52,6 +56,10 @@ const CHAMBER_INPUT: Record<ChamberName, GeneratorSpec> = {
   legacy: { name: "prose", seed: 17, n: 300 },
 };
 
+/** --max-only: the containers a new context-mixing model or float mode changes */
+const MAX_ONLY =
+  /^(text|text-long|text-records|text-x86|json_keys|json_residual|float|routed|chunked|stream)\.max\.phis?$/;
+
 interface Planned {
   file: string;
   bytes: Uint8Array;
@@ -97,6 +105,27 @@ async function plan(): Promise<Planned[]> {
         entry: { kind: "container", form: "framed", chamber: name, level, generator: spec, ...describeInput(input) },
       });
     }
+  }
+  // longer context-mixing inputs at max: one per profile of the text chamber (prose, records, x86)
+  const longer: [string, GeneratorSpec][] = [
+    ["text-long", { name: "prose", seed: 23, n: 6000 }],
+    ["text-records", { name: "records32", seed: 24, n: 600 }],
+    ["text-x86", { name: "elf-x86", seed: 25, n: 20000 }],
+  ];
+  for (const [name, spec] of longer) {
+    const input = generate(spec);
+    out.push({
+      file: `${name}.max.phi`,
+      bytes: await compress(input, { chamber: "text", level: "max" }),
+      entry: {
+        kind: "container",
+        form: "framed",
+        chamber: "text",
+        level: "max",
+        generator: spec,
+        ...describeInput(input),
+      },
+    });
   }
   // the router's choice, the chunked frame and the bare stream, at every level
   const mixedSpec: GeneratorSpec = { name: "json-records", seed: 20, n: 120 };
@@ -329,7 +358,10 @@ async function main(): Promise<void> {
         "Pass --new-release <name> to freeze the current codec's output as a new release.",
     );
   }
-  const planned = await plan();
+  const maxOnly = args.includes("--max-only");
+  const planned = (await plan()).filter(
+    (p) => !maxOnly || (p.entry.kind !== "malformed" && p.entry.kind !== "malformed-stream" && MAX_ONLY.test(p.file)),
+  );
   for (const p of planned) await verify(p);
   mkdirSync(dir, { recursive: false });
   const files: Record<string, FrozenEntry & { container_sha256: string; container_length: number }> = {};

@@ -13,7 +13,7 @@ export const VERSIONS = {
 /**
  * How a generated document (bench results, a report) names the engine it measured: the version
  * GET /api/omni reports, then the codec library's (src/codec/index.ts CODEC_VERSION), e.g.
- * `engine 1.4.0-barrel-cone (codec library 1.2.0)`. "codec 1.0.0" alone reads as another engine.
+ * `engine 1.4.0-barrel-cone (codec library 1.3.0)`. "codec 1.0.0" alone reads as another engine.
  */
 export function versionText(codecVersion: string): string {
   return `engine ${VERSIONS.engine} (codec library ${codecVersion})`;

@@ -242,14 +242,14 @@ describe("segments and the worker pool", () => {
     expect(hex(await text.decode(Uint8Array.of(4, 0), payload, data.length, ctx))).toBe(hex(data));
   }, 60_000);
 
-  it("text of 1 MiB or more is coded as two head-primed segments (layout 9, model 4) and round-trips; smaller text is one stream (layout 8)", async () => {
+  it("text of 1 MiB or more is coded as two head-primed segments (layout 15, model 7) and round-trips; smaller text is one stream (layout 14)", async () => {
     const big = prose(SPLIT_MIN + 5000, 5);
     const enc = await text.encode(big, { level: "max", dataClass: "text" });
-    expect(enc!.params[0]).toBe(9);
+    expect(enc!.params[0]).toBe(15);
     const ctx = { maxOutputBytes: 1 << 28, maxModelOutputBytes: 1 << 26 };
     expect(hex(await text.decode(enc!.params, enc!.payload, big.length, ctx))).toBe(hex(big));
     // whole-input stream for the same data is within 1 % (the split costs little)
-    const whole = cmEncode(big, null, 0, 4);
+    const whole = cmEncode(big, null, 0, 7);
     expect(enc!.payload.length).toBeLessThan(whole.length * 1.01);
     // a wrong segment length is refused, never decoded into other bytes
     const bad = enc!.payload.slice();
@@ -266,21 +266,26 @@ describe("segments and the worker pool", () => {
     const three = new ByteWriter(16);
     for (const v of [1000, 3, 1000, 1000, big.length - 2000]) three.uvarint(v);
     try {
-      await text.decode(Uint8Array.of(9, 0), three.finish(), big.length, ctx);
+      await text.decode(Uint8Array.of(15, 0), three.finish(), big.length, ctx);
       codes.push("ok");
     } catch (e) {
       codes.push(e instanceof CodecError ? e.code : String(e));
     }
     expect(codes).toEqual(["codec_corrupt", "codec_corrupt"]);
     const small = await text.encode(big.subarray(0, SPLIT_MIN - 1), { level: "max", dataClass: "text" });
-    expect(small!.params[0]).toBe(8);
-    // CSV-like input is never split: one stream, text (8) or record (12) profile by the trial
+    expect(small!.params[0]).toBe(14);
+    // CSV-like input is never split: one stream, text (14) or record (18) profile by the trial
     const csv = await text.encode(big, { level: "max", dataClass: "csv" });
-    expect([8, 12]).toContain(csv!.params[0]);
-    // two head-primed model-3 segments (layout 7, written by the previous release) still decode
+    expect([14, 18]).toContain(csv!.params[0]);
+    // two head-primed model-3 and model-4 segments (layouts 7 and 9, written by earlier releases) still decode
     const cut = splitPoint(big.length);
-    const [a, b] = await cmEncodeAll(segmentJobs(big, cut, 3, "head"));
-    const old = writeSegments(big.length, cut, a!, b!);
-    expect(hex(await text.decode(Uint8Array.of(7, 0), old, big.length, ctx))).toBe(hex(big));
+    for (const [layout, model] of [
+      [7, 3],
+      [9, 4],
+    ] as const) {
+      const [a, b] = await cmEncodeAll(segmentJobs(big, cut, model, "head"));
+      const old = writeSegments(big.length, cut, a!, b!);
+      expect(hex(await text.decode(Uint8Array.of(layout, 0), old, big.length, ctx))).toBe(hex(big));
+    }
   }, 90_000);
 });

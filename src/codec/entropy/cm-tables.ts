@@ -43,7 +43,7 @@ for (let j = 0; j < 24; j++) APM_ROW[j] = Math.min(65535, squash(Math.round((j *
  * predictions: checked 16-bit nibble buckets, integer SIMD mixers, no order-6 context; it runs
  * only as WebAssembly (limit 30 for its direct counters, 15 for its 16-bit hashed ones).
  */
-export type CmModel = 1 | 2 | 3 | 4 | 5 | 6;
+export type CmModel = 1 | 2 | 3 | 4 | 5 | 6 | 7 | 8 | 9;
 /**
  * Models 4, 5 and 6 are one module (cm-wasm/model4.as.ts → model4.wasm): model 3 plus a mixer
  * whose weight set is chosen by which hashed contexts were found, a second mixing layer, and one
@@ -54,7 +54,11 @@ export type CmModel = 1 | 2 | 3 | 4 | 5 | 6;
  * Model 3 runs in model4.wasm too (profile 3 reproduces model3.wasm bit for bit: a test compares
  * them), so a thread that codes JSON (model 3) and text (models 4-6) keeps one module's memory;
  * model3.wasm stays as the reference of that profile.
+ * Models 7, 8 and 9 are models 4, 5 and 6 with bit 10 of `limit` set (model4.as.ts, `gen2`):
+ * tables twice as large (up to 2^21 slots per context), a larger order-2 APM, and the final
+ * probability from the three APMs alone. The encoder writes them since codec library 1.3.0.
  */
+const GEN2 = 1 << 10;
 export const MODEL_LIMIT: Record<CmModel, number> = {
   1: 255,
   2: 30,
@@ -62,6 +66,9 @@ export const MODEL_LIMIT: Record<CmModel, number> = {
   4: 30,
   5: 30 | (1 << 8),
   6: 30 | (2 << 8),
+  7: 30 | GEN2,
+  8: 30 | (1 << 8) | GEN2,
+  9: 30 | (2 << 8) | GEN2,
 };
 /** the WebAssembly module of each model, next to cm-wasm/host.mjs */
 export type ModelWasm = "model.wasm" | "model3.wasm" | "model4.wasm";
@@ -72,6 +79,9 @@ export const MODEL_WASM: Record<CmModel, ModelWasm> = {
   4: "model4.wasm",
   5: "model4.wasm",
   6: "model4.wasm",
+  7: "model4.wasm",
+  8: "model4.wasm",
+  9: "model4.wasm",
 };
 /** whether a model exists only as WebAssembly (no TypeScript reference in cm.ts) */
 export const wasmOnly = (model: CmModel): boolean => model >= 3;

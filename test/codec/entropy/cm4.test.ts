@@ -1,8 +1,10 @@
 /**
  * Context-mixing models 4-6 (src/codec/entropy/cm-wasm/model4.as.ts → model4.wasm): model 3 plus a
  * mixer selected by which contexts were found and a second mixing layer, in three context
- * profiles (4 text, 5 binary, 6 records). WebAssembly only; written by the text chamber at max
- * (layouts 8-13). Models 1-3 (older containers) keep their own builds.
+ * profiles (4 text, 5 binary, 6 records), and models 7-9: the same profiles with larger tables and
+ * APMs (bit 10 of the module's `limit`). WebAssembly only; the text chamber writes 7-9 at max
+ * (layouts 14-19) since codec library 1.3.0, 4-6 (layouts 8-13) before. Models 1-3 (older
+ * containers) keep their own builds.
  */
 import { execFile } from "node:child_process";
 import { mkdtempSync, readFileSync } from "node:fs";
@@ -28,6 +30,8 @@ import { codeOf, rng, utf8 } from "../helpers.js";
 
 const hex = (a: Uint8Array): string => Buffer.from(a).toString("hex");
 const PROFILES: CmModel[] = [4, 5, 6];
+const GEN2: CmModel[] = [7, 8, 9];
+const ALL: CmModel[] = [...PROFILES, ...GEN2];
 const ctx = { maxOutputBytes: 1 << 28, maxModelOutputBytes: 1 << 26 };
 
 function prose(bytes: number, seed: number): Uint8Array {
@@ -78,7 +82,7 @@ function elfLike(bytes: number, seed: number): Uint8Array {
   return b;
 }
 
-describe("context-mixing models 4-6 (model4.wasm)", () => {
+describe("context-mixing models 4-9 (model4.wasm)", () => {
   it("round-trip random, text and repetitive inputs in every profile, with and without column ends", () => {
     const inputs = fc.oneof(
       fc.uint8Array({ maxLength: 3000 }),
@@ -88,7 +92,7 @@ describe("context-mixing models 4-6 (model4.wasm)", () => {
         .map(([unit, k]) => Uint8Array.from({ length: unit.length * k }, (_, i) => unit[i % unit.length]!)),
     );
     fc.assert(
-      fc.property(inputs, fc.constantFrom(...PROFILES), fc.boolean(), (input, model, cols) => {
+      fc.property(inputs, fc.constantFrom(...ALL), fc.boolean(), (input, model, cols) => {
         const colEnds = cols ? Uint32Array.of(3, 7, 1 << 20) : null;
         const coded = cmEncode(input, colEnds, 0, model);
         expect(hex(cmDecode(coded, input.length, colEnds, null, model))).toBe(hex(input));
@@ -99,7 +103,7 @@ describe("context-mixing models 4-6 (model4.wasm)", () => {
 
   it("round-trip the edge cases: empty, one byte, incompressible, long records", () => {
     const random = new Uint8Array(70_000).map((_, i) => (Math.imul(i + 1, 2654435761) >>> 13) & 255);
-    for (const model of PROFILES)
+    for (const model of ALL)
       for (const input of [new Uint8Array(0), Uint8Array.of(0), Uint8Array.of(255), random, records(3000, 2)]) {
         const coded = cmEncode(input, null, 0, model);
         expect(hex(cmDecode(coded, input.length, null, null, model)), `model ${model}, ${input.length} B`).toBe(
@@ -118,6 +122,26 @@ describe("context-mixing models 4-6 (model4.wasm)", () => {
       let back = "";
       try {
         back = hex(cmDecode(coded.get(4)!, input.length, null, null, other));
+      } catch (e) {
+        back = e instanceof CodecError ? e.code : String(e);
+      }
+      expect(back).not.toBe(hex(input));
+    }
+  });
+
+  it("models 7-9 code smaller than 4-6 on each profile's kind of input, and do not decode each other's streams", () => {
+    const cases: [CmModel, CmModel, Uint8Array][] = [
+      [4, 7, prose(300_000, 31)],
+      [6, 9, records(8000, 32)],
+      [5, 8, elfLike(200_000, 33)],
+    ];
+    for (const [old, gen2, input] of cases) {
+      const a = cmEncode(input, null, 0, old);
+      const b = cmEncode(input, null, 0, gen2);
+      expect(b.length, `model ${gen2} against ${old}`).toBeLessThan(a.length);
+      let back = "";
+      try {
+        back = hex(cmDecode(b, input.length, null, null, old));
       } catch (e) {
         back = e instanceof CodecError ? e.code : String(e);
       }
@@ -174,34 +198,37 @@ describe("context-mixing models 4-6 (model4.wasm)", () => {
     expect(await codeOf(cmDecodeOffThread(cut, input.length, null, null, 5))).toBe("codec_corrupt");
   });
 
-  it("has no TypeScript twin: the reference refuses models 4-6", () => {
-    for (const model of PROFILES) {
+  it("has no TypeScript twin: the reference refuses models 4-9", () => {
+    for (const model of ALL) {
       expect(() => cmEncodeJs(utf8("abc"), null, 0, model)).toThrow(CodecError);
       expect(() => cmDecodeJs(new Uint8Array(8), 3, null, null, model)).toThrow(CodecError);
     }
   });
 
-  it("the text chamber picks the profile by a trial (8 text, 10 x86, 12 records) and still decodes layouts 3 and 6", async () => {
+  it("the text chamber picks the profile by a trial (14 text, 16 x86, 18 records) and still decodes layouts 3, 6, 8, 10, 12", async () => {
     const cases: [Uint8Array, string, number][] = [
-      [prose(40_000, 4), "text", 8],
-      [records(8000, 6), "binary", 12],
-      [elfLike(60_000, 8), "binary", 10],
+      [prose(40_000, 4), "text", 14],
+      [records(8000, 6), "binary", 18],
+      [elfLike(60_000, 8), "binary", 16],
     ];
     for (const [input, dataClass, layout] of cases) {
       const enc = await text.encode(input, { level: "max", dataClass });
-      expect([...enc!.params]).toEqual([layout, layout === 10 ? 1 : 0]);
+      expect([...enc!.params]).toEqual([layout, layout === 16 ? 1 : 0]);
       expect(hex(await text.decode(enc!.params, enc!.payload, input.length, ctx))).toBe(hex(input));
     }
     const input = prose(40_000, 4);
     for (const [layout, model] of [
       [3, 2],
       [6, 3],
+      [8, 4],
+      [10, 5],
+      [12, 6],
     ] as const) {
       const old = cmEncode(input, null, 0, model);
       expect(hex(await text.decode(Uint8Array.of(layout, 0), old, input.length, ctx))).toBe(hex(input));
     }
-    const m4 = cmEncode(input, null, 0, 4);
-    expect(await codeOf(text.decode(Uint8Array.of(14, 0), m4, input.length, ctx))).toBe("codec_bad_params");
+    const m7 = cmEncode(input, null, 0, 7);
+    expect(await codeOf(text.decode(Uint8Array.of(20, 0), m7, input.length, ctx))).toBe("codec_bad_params");
   });
 
   it("an input larger than the trial's sample is coded in full with the chosen profile", async () => {

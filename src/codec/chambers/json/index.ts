@@ -7,16 +7,63 @@ import { bestBackend } from "../general/index.js";
 import type { Chamber, DecodeCtx, Level } from "../types.js";
 import { columnsOf, joinJson, LIT, STR, splitJson } from "./split.js";
 
-/** stream coders after the backend ids 0-3: context mixing with model 1 (4), 2 (5) or 3 (6) */
-const CM_CODERS: Record<number, CmModel> = { 4: 1, 5: 2, 6: 3 };
-const JSON_MODEL: CmModel = 3;
-const CM = 6; // the coder id of JSON_MODEL
+/**
+ * stream coders after the backend ids 0-3: context mixing with model 1 (4), 2 (5), 3 (6), 7 (7)
+ * or 9 (8). Codec library 1.3.0 writes 7 and 8; 4-6 (earlier releases) still decode.
+ */
+const CM_CODERS: Record<number, CmModel> = { 4: 1, 5: 2, 6: 3, 7: 7, 8: 9 };
+const MAX_CODER = 8;
+/**
+ * At max each stream's model is 7 (text contexts) or 9 (records: the bytes one and two records
+ * above), whichever codes the stream's first CM_SAMPLE bytes smaller. On the corpus (issue #24)
+ * 9 wins mesh.json's values (5 % smaller), 7 the other documents (1-4 %).
+ */
+const CM_CHOICES: [coder: number, model: CmModel][] = [
+  [7, 7],
+  [8, 9],
+];
+const CM_SAMPLE = 1 << 16;
 /** params[2] of json_residual: the payload lists strided columns (see chooseStrides) */
 const STRIDED = 1;
 
 interface Coded {
   coder: number;
   bytes: Uint8Array;
+}
+
+/**
+ * Streams through context mixing, all at once on the pool: a trial of each CM_CHOICES model on
+ * every stream's head, then the whole streams with the winners (a stream no longer than the
+ * sample keeps its trial output).
+ */
+async function cmCode(streams: { input: Uint8Array; colEnds: Uint32Array | null }[]): Promise<Coded[]> {
+  const trials = await cmEncodeAll(
+    streams.flatMap((st) =>
+      CM_CHOICES.map(([, model]) => ({
+        input: st.input.subarray(0, CM_SAMPLE),
+        colEnds: st.colEnds,
+        primeLen: 0,
+        model,
+      })),
+    ),
+  );
+  const picks = streams.map((_, i) => {
+    let best = 0;
+    for (let k = 1; k < CM_CHOICES.length; k++)
+      if (trials[i * CM_CHOICES.length + k]!.length < trials[i * CM_CHOICES.length + best]!.length) best = k;
+    return best;
+  });
+  const rest = streams.flatMap((st, i) =>
+    st.input.length <= CM_SAMPLE
+      ? []
+      : [{ input: st.input, colEnds: st.colEnds, primeLen: 0, model: CM_CHOICES[picks[i]!]![1] }],
+  );
+  const full = await cmEncodeAll(rest);
+  let r = 0;
+  return streams.map((st, i) => ({
+    coder: CM_CHOICES[picks[i]!]![0],
+    bytes: st.input.length <= CM_SAMPLE ? trials[i * CM_CHOICES.length + picks[i]!]! : full[r++]!,
+  }));
 }
 
 /** skeleton and values: at max both through context mixing, coded at once on two threads */
@@ -29,14 +76,11 @@ async function codeStreams(
   if (level === "max") {
     // values stay one stream: column-ordered values repeat across the whole document, and a
     // second segment would lose those long-range matches (13 % on gsoc-2018.json)
-    const [v, s] = await cmEncodeAll([
-      { input: values, colEnds, primeLen: 0, model: JSON_MODEL },
-      { input: skeleton, colEnds: null, primeLen: 0, model: JSON_MODEL },
+    const [s, v] = await cmCode([
+      { input: skeleton, colEnds: null },
+      { input: values, colEnds },
     ]);
-    return [
-      { coder: CM, bytes: s! },
-      { coder: CM, bytes: v! },
-    ];
+    return [s!, v!];
   }
   const s = await bestBackend(skeleton, level);
   const v = await bestBackend(values, level);
@@ -225,7 +269,7 @@ function jsonChamber<N extends string>(name: N, columnar: boolean): Chamber<N> {
     async decode(params, payload, rawLen, dctx) {
       // [skeleton coder, value coder] or, since issue #24 (json_residual only), [.., .., 1] = strided columns
       const ok = params.length === 2 || (columnar && params.length === 3 && params[2] === STRIDED);
-      if (!ok || params[0]! > 6 || params[1]! > 6) fail("codec_bad_params", "bad JSON coders");
+      if (!ok || params[0]! > MAX_CODER || params[1]! > MAX_CODER) fail("codec_bad_params", "bad JSON coders");
       const r = new ByteReader(payload);
       const skelLen = r.uvarintMax(rawLen, "skeleton length");
       const blobLen = r.uvarintMax(2 * rawLen + 1, "value stream length");

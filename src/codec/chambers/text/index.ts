@@ -20,7 +20,11 @@ import { isExecutable, x86Decode, x86Encode } from "./x86.js";
  *  8 — one stream, model 4 (text)   9 — as 5, model 4
  * 10 — one stream, model 5 (binary) 11 — as 5, model 5
  * 12 — one stream, model 6 (records) 13 — as 5, model 6
- * The encoder writes 8-13; 1-7 (written by earlier versions) still decode.
+ * 14 — one stream, model 7 (text)   15 — as 5, model 7
+ * 16 — one stream, model 8 (binary) 17 — as 5, model 8
+ * 18 — one stream, model 9 (records) 19 — as 5, model 9
+ * Models 7-9 are 4-6 with larger tables and APMs (entropy/cm-tables.ts). The encoder writes
+ * 14-19; 1-13 (written by earlier versions) still decode.
  */
 const LAYOUTS: Record<number, { model: CmModel; split: PrimeFrom | null }> = {
   1: { model: 1, split: null },
@@ -36,12 +40,18 @@ const LAYOUTS: Record<number, { model: CmModel; split: PrimeFrom | null }> = {
   11: { model: 5, split: "head" },
   12: { model: 6, split: null },
   13: { model: 6, split: "head" },
+  14: { model: 7, split: null },
+  15: { model: 7, split: "head" },
+  16: { model: 8, split: null },
+  17: { model: 8, split: "head" },
+  18: { model: 9, split: null },
+  19: { model: 9, split: "head" },
 };
 /** the layouts the encoder writes, per model: [one stream, two segments] */
-const WRITES: Partial<Record<CmModel, [number, number]>> = { 4: [8, 9], 5: [10, 11], 6: [12, 13] };
+const WRITES: Partial<Record<CmModel, [number, number]>> = { 7: [14, 15], 8: [16, 17], 9: [18, 19] };
 /**
- * The encoder picks the profile of model 4 (4 text, 5 binary, 6 records) by coding the input's
- * first SAMPLE bytes with each candidate and keeping the smallest (x86 executables: 5 without a
+ * The encoder picks the profile (7 text, 8 binary, 9 records) by coding the input's
+ * first SAMPLE bytes with each candidate and keeping the smallest (x86 executables: 8 without a
  * trial). An input of at most SAMPLE bytes coded as one stream keeps the trial's output itself.
  */
 export const SAMPLE = 1 << 16;
@@ -78,7 +88,7 @@ export const text: Chamber<"text"> = {
     const data = x86 ? x86Encode(input) : input;
     // binary and CSV-like inputs lose more to the split than prose, markup and code
     const split = ctx.dataClass === "text" && splitsWell(data);
-    const candidates: CmModel[] = x86 ? [5] : ctx.dataClass === "binary" ? [4, 6, 5] : [4, 6];
+    const candidates: CmModel[] = x86 ? [8] : ctx.dataClass === "binary" ? [7, 9, 8] : [7, 9];
     let model = candidates[0]!;
     let payload: Uint8Array | null = null;
     if (candidates.length > 1) {

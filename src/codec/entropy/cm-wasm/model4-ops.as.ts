@@ -59,7 +59,7 @@ export function setTablesOps(stretchT: usize, squashT: usize, apmRow: usize): vo
  * All tables for 2^bits slots per context: the hashed ones (slot 0 of each 16-slot bucket is its
  * check word, 0 = empty), order 0 and 1, mixers, match model, APMs.
  */
-export function allocModel(bits: i32, slow: bool): void {
+export function allocModel(bits: i32, slow: bool, bigApm2: bool): void {
   DTI16 = slow ? DTI16S : DTI;
   const n = N_HASHED << bits;
   tab = (heap.alloc(((<usize>n) << 1) + 64) + 63) & ~63;
@@ -86,7 +86,7 @@ export function allocModel(bits: i32, slow: bool): void {
   fill32(mtab, 1 << mbits, 0xffffffff);
   gApmMask = (1 << min(16, bits)) - 1;
   t1 = apmTable(gApmMask + 1);
-  t2 = apmTable(4096);
+  t2 = apmTable(bigApm2 ? 65536 : 4096);
   t3 = apmTable(256 * 65);
 }
 
