@@ -40,6 +40,17 @@ export interface IntCodeOptions {
 export const MAX_ABS = 2 ** 50;
 const TWO32 = 4294967296;
 
+/**
+ * The residuals a coding may hold: zigzag values below ZIG_LIMIT (the token table's last bit
+ * length, 53), and a constant (kind 0) below CONST_LIMIT in magnitude (what the decoder accepts).
+ * Top-level residuals always fit (|v| < 2^50, so transform 2's are below 2^52 in magnitude); the
+ * run values of the run-length kind are such residuals, and their transform-1 differences reach
+ * ±2^53: that transform is skipped there when they do not fit (it could not be decoded, and its
+ * context-token kind threw a TypeError).
+ */
+const ZIG_LIMIT = 2 ** 53;
+const CONST_LIMIT = MAX_ABS * 4;
+
 function bitLength(z: number): number {
   if (z < TWO32) return 32 - Math.clz32(z);
   return 64 - Math.clz32(Math.floor(z / TWO32));
@@ -87,7 +98,8 @@ function residuals(values: ArrayLike<number>, n: number, t: Transform): Float64A
   return out;
 }
 
-function encodeResidualKinds(res: Float64Array, opts: IntCodeOptions, depth: number): Uint8Array {
+/** the residuals' coding (leading kind byte), or null when one of them is beyond ZIG_LIMIT */
+function encodeResidualKinds(res: Float64Array, opts: IntCodeOptions, depth: number): Uint8Array | null {
   const n = res.length;
   const w0 = new ByteWriter(16);
   if (n === 0) {
@@ -106,7 +118,8 @@ function encodeResidualKinds(res: Float64Array, opts: IntCodeOptions, depth: num
     zs[i] = z;
     if (z > maxZ) maxZ = z;
   }
-  if (allSame) {
+  if (!(maxZ < ZIG_LIMIT)) return null;
+  if (allSame && Math.abs(first) < CONST_LIMIT) {
     w0.byte(0);
     w0.svarint(first);
     return w0.finish();
@@ -183,6 +196,7 @@ function encodeResidualKinds(res: Float64Array, opts: IntCodeOptions, depth: num
       }
       for (let i = 0; i < runs; i++) lens[i] = lens[i]! - 1;
       const w = new ByteWriter(runs);
+      // the run values are residuals (zigzag < ZIG_LIMIT, so transform 0 always fits them)
       w.byte(3);
       w.uvarint(runs);
       w.bytes(encodeIntsInner(vals, runs, { ...opts, transforms: [0, 1] }, depth + 1));
@@ -200,11 +214,16 @@ function encodeIntsInner(values: ArrayLike<number>, n: number, opts: IntCodeOpti
   let best: Uint8Array | null = null;
   for (const t of transforms) {
     if (t > n) continue;
-    const enc = withHead(values, n, t, encodeResidualKinds(residuals(values, n, t), opts, depth));
+    const res = encodeResidualKinds(residuals(values, n, t), opts, depth);
+    if (!res) continue; // residuals beyond the token table: another transform codes these values
+    const enc = withHead(values, n, t, res);
     if (!best || enc.length < best.length) best = enc;
   }
   if (!best) {
-    best = withHead(values, n, 0, encodeResidualKinds(residuals(values, n, 0), opts, depth));
+    const res = encodeResidualKinds(residuals(values, n, 0), opts, depth);
+    // unreachable: the values coded here (|v| < 2^50, or residuals of such) fit transform 0
+    if (!res) throw new RangeError("integers beyond the coder's range");
+    best = withHead(values, n, 0, res);
   }
   return best;
 }
@@ -848,7 +867,19 @@ function decodeIntsInner(r: ByteReader, n: number, depth: number): Float64Array 
   return out;
 }
 
-/** Decode n integers written by encodeInts. */
+/**
+ * Decode n integers written by encodeInts (or encodeIntsFast). Each is a safe integer below 2^50
+ * in magnitude, as the encoders take them: a stream that decodes to anything else is corrupt
+ * (crafted heads, constants or residuals whose sums leave the range).
+ */
 export function decodeInts(r: ByteReader, n: number): Float64Array {
-  return decodeIntsInner(r, n, 0);
+  const out = decodeIntsInner(r, n, 0);
+  if (!inRange(out)) fail("codec_corrupt", "decoded integer out of range");
+  return out;
+}
+
+/** every value below MAX_ABS in magnitude (NaN and ±∞ are not; the decoded values are integers) */
+function inRange(vs: Float64Array): boolean {
+  for (let i = 0; i < vs.length; i++) if (!(Math.abs(vs[i]!) < MAX_ABS)) return false;
+  return true;
 }
