@@ -55,11 +55,11 @@ async function encodeBlock(
   const tried: { chamber: ChamberName; size: number | null }[] = [];
   let best: Choice | null = null;
   const pending = new Map<ChamberName, Promise<Encoded | null>>();
-  const start = (name: ChamberName): void => {
+  const start = (name: ChamberName, toBeat?: number): void => {
     const ch = CHAMBERS.get(name);
     if (!ch) fail("codec_bad_option", `unknown chamber ${name}`);
     const p = ch.accepts(input)
-      ? ch.encode(input, { level, dataClass: prof.data_class, stride: prof.feats.stride })
+      ? ch.encode(input, { level, dataClass: prof.data_class, stride: prof.feats.stride, toBeat })
       : Promise.resolve(null);
     p.catch(() => {}); // awaited below; this only marks the rejection as handled meanwhile
     pending.set(name, p);
@@ -85,11 +85,13 @@ async function encodeBlock(
   const quick = guarded ? brotliAsync(input, level === "balanced" ? GUARD_QUALITY_BALANCED : 9) : null;
   const ratio = level === "balanced" ? GUARD_RATIO_BALANCED : GUARD_RATIO;
   quick?.catch(() => {});
+  let smallest = Number.POSITIVE_INFINITY;
   for (const name of r.candidates) {
     if (name === "general" && guarded) continue;
     if (!pending.has(name)) {
-      start(name);
-      await pending.get(name)!.catch(() => null); // one modelling chamber at a time
+      // one modelling chamber at a time, each told the size the earlier ones reached
+      start(name, Number.isFinite(smallest) ? smallest : undefined);
+      smallest = Math.min(smallest, sizeOf(await pending.get(name)!.catch(() => null)));
     }
   }
   if (guarded && quick) {

@@ -15,6 +15,11 @@ export interface EncodeCtx {
   dataClass?: string;
   /** the profile's record stride (bytes; 0 = none): general tries byte-lane transposition by it */
   stride?: number;
+  /**
+   * the size (payload + params) of the smallest encoding another chamber already made of this
+   * input: a chamber may give up (null) when a cheap estimate says it will not come close
+   */
+  toBeat?: number;
 }
 export interface DecodeCtx {
   /** hard cap on any output or intermediate buffer */
