@@ -68,7 +68,7 @@ describe("critical path: the worker's segment lines as bench:suite reads them", 
 });
 
 describe.runIf(process.platform === "linux")("a unit's time on a CPU (Linux)", () => {
-  it("is reported by the codec thread's unit beside its wall time, and never above it by more than a tick", async () => {
+  it("is reported by the codec thread's unit beside its wall time, and never above it by more than a scheduler tick", async () => {
     const c0 = threadCpuMs();
     const reply = await run({
       op: "compress",
@@ -80,7 +80,10 @@ describe.runIf(process.platform === "linux")("a unit's time on a CPU (Linux)", (
     expect(c1 as number).toBeGreaterThan(c0 as number);
     expect(typeof reply.cpu).toBe("number");
     expect(reply.cpu as number).toBeGreaterThan(0);
-    // schedstat counts nanoseconds of this thread on a CPU: at most the wall time it spans
-    expect(reply.cpu as number).toBeLessThanOrEqual((reply.ms as number) + 1);
+    // schedstat counts nanoseconds of this thread on a CPU: at most the wall time it spans, plus
+    // one scheduler tick, since the kernel brings a running thread's count up to date at ticks
+    // and switches only (the reading at the start can lag by a tick: 1.8 ms over the wall time in
+    // one clean-clone run). A tick is at most 10 ms (CONFIG_HZ ≥ 100).
+    expect(reply.cpu as number).toBeLessThanOrEqual((reply.ms as number) + 10);
   });
 });
