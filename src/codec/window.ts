@@ -38,7 +38,8 @@ export const FAST_CHUNK_BYTES = 2 * 1024 * 1024;
  * The chunk size compress() uses when the caller gives none: for inputs of PARALLEL_MIN_BYTES or
  * more, FAST_CHUNK_BYTES at fast and PARALLEL_CHUNK_BYTES at balanced (the chunks are coded at
  * once: zstd on its worker threads, brotli and xz on the libuv pool), none otherwise (max keeps
- * one model over the whole input; its context-mixing segments already run on two threads).
+ * one model over the whole input, and codes text of PARALLEL_MIN_BYTES and more as two
+ * context-mixing segments on two threads: chambers/text).
  */
 export function autoChunkSize(level: Level, length: number, bare: boolean): number | undefined {
   if (level === "max" || bare || length < PARALLEL_MIN_BYTES) return undefined;

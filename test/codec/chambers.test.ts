@@ -177,7 +177,7 @@ describe("x86 filter in the text chamber", () => {
     elf.set(body, 4);
     elf[elf.length - 2] = 0xe8; // opcode with an incomplete operand
     const c = await compress(elf, { chamber: "text" });
-    expect([c[7], c[8], c[9]]).toEqual([2, 16, 1]); // params length 2: [layout 16 (model 8, binary), filter 1]
+    expect([c[7], c[8], c[9]]).toEqual([2, 21, 1]); // params length 2: [layout 21 (model 11, binary), filter 1]
     expect(await decompress(c)).toEqual(elf);
     const { x86Decode, x86Encode } = await import("../../src/codec/chambers/text/x86.js");
     expect(x86Decode(x86Encode(body))).toEqual(body);

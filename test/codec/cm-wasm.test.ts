@@ -1,11 +1,12 @@
 import { execFile } from "node:child_process";
+import { createHash } from "node:crypto";
 import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { text } from "../../src/codec/chambers/text/index.js";
+import { SPLIT_FROM, text } from "../../src/codec/chambers/text/index.js";
 import {
   type CmModel,
   cmDecode,
@@ -242,22 +243,26 @@ describe("segments and the worker pool", () => {
     expect(hex(await text.decode(Uint8Array.of(4, 0), payload, data.length, ctx))).toBe(hex(data));
   }, 60_000);
 
-  it("text of 1 MiB or more is coded as two head-primed segments (layout 15, model 7) and round-trips; smaller text is one stream (layout 14)", async () => {
+  it("text of 1 MiB up to 8 MiB is one stream with 2^22 slots per context (layout 20, model 10), two segments from 8 MiB (layout 15); head-primed segments of earlier releases still decode, and bad ones are refused", async () => {
     const big = prose(SPLIT_MIN + 5000, 5);
     const enc = await text.encode(big, { level: "max", dataClass: "text" });
-    expect(enc!.params[0]).toBe(15);
+    expect(enc!.params[0]).toBe(20);
     const ctx = { maxOutputBytes: 1 << 28, maxModelOutputBytes: 1 << 26 };
     expect(hex(await text.decode(enc!.params, enc!.payload, big.length, ctx))).toBe(hex(big));
-    // whole-input stream for the same data is within 1 % (the split costs little)
-    const whole = cmEncode(big, null, 0, 7);
-    expect(enc!.payload.length).toBeLessThan(whole.length * 1.01);
+    // the stream is model 10's, and no larger than the two segments that earlier releases wrote
+    expect(hex(enc!.payload)).toBe(hex(cmEncode(big, null, 0, 10)));
+    const cut = splitPoint(big.length);
+    const [a, b] = await cmEncodeAll(segmentJobs(big, cut, 7, "head"));
+    const layout15 = writeSegments(big.length, cut, a!, b!);
+    expect(enc!.payload.length).toBeLessThan(layout15.length);
+    expect(hex(await text.decode(Uint8Array.of(15, 0), layout15, big.length, ctx))).toBe(hex(big));
     // a wrong segment length is refused, never decoded into other bytes
-    const bad = enc!.payload.slice();
+    const bad = layout15.slice();
     const at = bad.indexOf(2) + 1; // first segment length, low byte
     bad[at] = bad[at]! ^ 1;
     const codes: string[] = [];
     try {
-      await text.decode(enc!.params, bad, big.length, ctx);
+      await text.decode(Uint8Array.of(15, 0), bad, big.length, ctx);
       codes.push("ok");
     } catch (e) {
       codes.push(e instanceof CodecError ? e.code : String(e));
@@ -272,13 +277,16 @@ describe("segments and the worker pool", () => {
       codes.push(e instanceof CodecError ? e.code : String(e));
     }
     expect(codes).toEqual(["codec_corrupt", "codec_corrupt"]);
-    const small = await text.encode(big.subarray(0, SPLIT_MIN - 1), { level: "max", dataClass: "text" });
-    expect(small!.params[0]).toBe(14);
-    // CSV-like input is never split: one stream, text (14) or record (18) profile by the trial
+    // CSV-like input: text (20) or record (22) profile by the trial
     const csv = await text.encode(big, { level: "max", dataClass: "csv" });
-    expect([14, 18]).toContain(csv!.params[0]);
+    expect([20, 22]).toContain(csv!.params[0]);
+    // from SPLIT_FROM (8 MiB, where every level uses every core) prose is two head-primed segments
+    // of model 7 (layout 15), coded and decoded on two threads
+    const huge = prose(SPLIT_FROM + 3000, 6);
+    const two = await text.encode(huge, { level: "max", dataClass: "text" });
+    expect([...two!.params]).toEqual([15, 0]);
+    expect(hex(await text.decode(two!.params, two!.payload, huge.length, ctx))).toBe(hex(huge));
     // two head-primed model-3 and model-4 segments (layouts 7 and 9, written by earlier releases) still decode
-    const cut = splitPoint(big.length);
     for (const [layout, model] of [
       [7, 3],
       [9, 4],
@@ -287,5 +295,28 @@ describe("segments and the worker pool", () => {
       const old = writeSegments(big.length, cut, a!, b!);
       expect(hex(await text.decode(Uint8Array.of(layout, 0), old, big.length, ctx))).toBe(hex(big));
     }
-  }, 90_000);
+  }, 120_000);
+
+  it("models 10-12 equal models 7-9 on inputs of at most 1 MiB and differ above (2^22 slots per context)", () => {
+    // many distinct contexts (where prose's few would fit either table without a collision)
+    const r = rng(8);
+    const large = Uint8Array.from({ length: (1 << 20) + 4096 }, () => 97 + Math.floor(r() * 20));
+    const small = large.subarray(0, 1 << 20);
+    // the three profiles share the table sizing: the text profile at the 1 MiB edge, the others below it
+    expect(hex(cmEncode(small, null, 0, 10))).toBe(hex(cmEncode(small, null, 0, 7)));
+    for (const [a, b] of [
+      [8, 11],
+      [9, 12],
+    ] as const)
+      expect(hex(cmEncode(small.subarray(0, 1 << 16), null, 0, b))).toBe(
+        hex(cmEncode(small.subarray(0, 1 << 16), null, 0, a)),
+      );
+    const m10 = cmEncode(large, null, 0, 10);
+    expect(hex(m10)).not.toBe(hex(cmEncode(large, null, 0, 7)));
+    expect(hex(cmDecode(m10, large.length, null, null, 10))).toBe(hex(large));
+    // the frozen containers are too small to tell models 10-12 from 7-9: this pins model 10's bits
+    expect(createHash("sha256").update(m10).digest("hex")).toBe(
+      "9441de486cf1d8d9abceae3c76ce6731402d1f9029552a42b55cecb5e54aa291",
+    );
+  }, 60_000);
 });

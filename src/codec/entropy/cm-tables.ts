@@ -43,7 +43,7 @@ for (let j = 0; j < 24; j++) APM_ROW[j] = Math.min(65535, squash(Math.round((j *
  * predictions: checked 16-bit nibble buckets, integer SIMD mixers, no order-6 context; it runs
  * only as WebAssembly (limit 30 for its direct counters, 15 for its 16-bit hashed ones).
  */
-export type CmModel = 1 | 2 | 3 | 4 | 5 | 6 | 7 | 8 | 9;
+export type CmModel = 1 | 2 | 3 | 4 | 5 | 6 | 7 | 8 | 9 | 10 | 11 | 12;
 /**
  * Models 4, 5 and 6 are one module (cm-wasm/model4.as.ts → model4.wasm): model 3 plus a mixer
  * whose weight set is chosen by which hashed contexts were found, a second mixing layer, and one
@@ -57,8 +57,13 @@ export type CmModel = 1 | 2 | 3 | 4 | 5 | 6 | 7 | 8 | 9;
  * Models 7, 8 and 9 are models 4, 5 and 6 with bit 10 of `limit` set (model4.as.ts, `gen2`):
  * tables twice as large (up to 2^21 slots per context), a larger order-2 APM, and the final
  * probability from the three APMs alone. The encoder writes them since codec library 1.3.0.
+ * Models 10, 11 and 12 are models 7, 8 and 9 with bit 11 set (`big`): 2^22 slots per context for
+ * an input over 1 MiB (which the text chamber codes as one stream), so it keeps more of its
+ * contexts; identical to models 7-9 on inputs of at most 1 MiB. The text chamber writes them since
+ * codec library 1.4.0.
  */
 const GEN2 = 1 << 10;
+const BIG = 1 << 11;
 export const MODEL_LIMIT: Record<CmModel, number> = {
   1: 255,
   2: 30,
@@ -69,6 +74,9 @@ export const MODEL_LIMIT: Record<CmModel, number> = {
   7: 30 | GEN2,
   8: 30 | (1 << 8) | GEN2,
   9: 30 | (2 << 8) | GEN2,
+  10: 30 | GEN2 | BIG,
+  11: 30 | (1 << 8) | GEN2 | BIG,
+  12: 30 | (2 << 8) | GEN2 | BIG,
 };
 /** the WebAssembly module of each model, next to cm-wasm/host.mjs */
 export type ModelWasm = "model.wasm" | "model3.wasm" | "model4.wasm";
@@ -82,6 +90,9 @@ export const MODEL_WASM: Record<CmModel, ModelWasm> = {
   7: "model4.wasm",
   8: "model4.wasm",
   9: "model4.wasm",
+  10: "model4.wasm",
+  11: "model4.wasm",
+  12: "model4.wasm",
 };
 /** whether a model exists only as WebAssembly (no TypeScript reference in cm.ts) */
 export const wasmOnly = (model: CmModel): boolean => model >= 3;

@@ -3,7 +3,7 @@
  * mixer selected by which contexts were found and a second mixing layer, in three context
  * profiles (4 text, 5 binary, 6 records), and models 7-9: the same profiles with larger tables and
  * APMs (bit 10 of the module's `limit`). WebAssembly only; the text chamber writes 7-9 at max
- * (layouts 14-19) since codec library 1.3.0, 4-6 (layouts 8-13) before. Models 1-3 (older
+ * (layouts 14-19) in codec library 1.3.0, models 10-12 (layouts 20-22, models 7-9 with tables up to 2^22 slots) since 1.4.0, 4-6 (layouts 8-13) before. Models 1-3 (older
  * containers) keep their own builds.
  */
 import { execFile } from "node:child_process";
@@ -205,15 +205,15 @@ describe("context-mixing models 4-9 (model4.wasm)", () => {
     }
   });
 
-  it("the text chamber picks the profile by a trial (14 text, 16 x86, 18 records) and still decodes layouts 3, 6, 8, 10, 12", async () => {
+  it("the text chamber picks the profile by a trial (20 text, 21 x86, 22 records) and still decodes layouts 3, 6, 8, 10, 12, 14, 16, 18", async () => {
     const cases: [Uint8Array, string, number][] = [
-      [prose(40_000, 4), "text", 14],
-      [records(8000, 6), "binary", 18],
-      [elfLike(60_000, 8), "binary", 16],
+      [prose(40_000, 4), "text", 20],
+      [records(8000, 6), "binary", 22],
+      [elfLike(60_000, 8), "binary", 21],
     ];
     for (const [input, dataClass, layout] of cases) {
       const enc = await text.encode(input, { level: "max", dataClass });
-      expect([...enc!.params]).toEqual([layout, layout === 16 ? 1 : 0]);
+      expect([...enc!.params]).toEqual([layout, layout === 21 ? 1 : 0]);
       expect(hex(await text.decode(enc!.params, enc!.payload, input.length, ctx))).toBe(hex(input));
     }
     const input = prose(40_000, 4);
@@ -223,12 +223,15 @@ describe("context-mixing models 4-9 (model4.wasm)", () => {
       [8, 4],
       [10, 5],
       [12, 6],
+      [14, 7],
+      [16, 8],
+      [18, 9],
     ] as const) {
       const old = cmEncode(input, null, 0, model);
       expect(hex(await text.decode(Uint8Array.of(layout, 0), old, input.length, ctx))).toBe(hex(input));
     }
     const m7 = cmEncode(input, null, 0, 7);
-    expect(await codeOf(text.decode(Uint8Array.of(20, 0), m7, input.length, ctx))).toBe("codec_bad_params");
+    expect(await codeOf(text.decode(Uint8Array.of(23, 0), m7, input.length, ctx))).toBe("codec_bad_params");
   });
 
   it("an input larger than the trial's sample is coded in full with the chosen profile", async () => {

@@ -8,6 +8,7 @@ import {
   writeSegments,
 } from "../../entropy/cm-segments.js";
 import { fail } from "../../errors.js";
+import { PARALLEL_MIN_BYTES } from "../../window.js";
 import type { Chamber } from "../types.js";
 import { isExecutable, x86Decode, x86Encode } from "./x86.js";
 
@@ -23,8 +24,15 @@ import { isExecutable, x86Decode, x86Encode } from "./x86.js";
  * 14 — one stream, model 7 (text)   15 — as 5, model 7
  * 16 — one stream, model 8 (binary) 17 — as 5, model 8
  * 18 — one stream, model 9 (records) 19 — as 5, model 9
- * Models 7-9 are 4-6 with larger tables and APMs (entropy/cm-tables.ts). The encoder writes
- * 14-19; 1-13 (written by earlier versions) still decode.
+ * 20 — one stream, model 10 (text)  21 — one stream, model 11 (binary)  22 — one stream, model 12
+ * Models 7-9 are 4-6 with larger tables and APMs, models 10-12 are 7-9 with tables up to 2^22 slots
+ * (entropy/cm-tables.ts). The encoder writes 20-22; 1-19 (written by earlier versions) still decode.
+ *
+ * Since codec library 1.4.0 the encoder splits text into two segments coded on two threads (layouts
+ * 15, 17, 19) only from PARALLEL_MIN_BYTES (8 MiB), where every level uses every core; below, where
+ * it split from 1 MiB before, one stream with the larger tables is 2.5 % smaller on
+ * enwiki_sample.xml (1,308,599 → 1,276,620 B) and 1.7 % on bible.txt (703,952 → 691,762 B), for
+ * about 1.7 times the wall time on a two-core machine (the same CPU time).
  */
 const LAYOUTS: Record<number, { model: CmModel; split: PrimeFrom | null }> = {
   1: { model: 1, split: null },
@@ -46,45 +54,61 @@ const LAYOUTS: Record<number, { model: CmModel; split: PrimeFrom | null }> = {
   17: { model: 8, split: "head" },
   18: { model: 9, split: null },
   19: { model: 9, split: "head" },
+  20: { model: 10, split: null },
+  21: { model: 11, split: null },
+  22: { model: 12, split: null },
 };
-/** the layouts the encoder writes, per model: [one stream, two segments] */
-const WRITES: Partial<Record<CmModel, [number, number]>> = { 7: [14, 15], 8: [16, 17], 9: [18, 19] };
+/** the layout the encoder writes, per model: one stream (models 10-12) or two segments (7-9) */
+const WRITES: Partial<Record<CmModel, number>> = { 10: 20, 11: 21, 12: 22, 7: 15, 8: 17, 9: 19 };
+/** the model of each profile's two segments (each segment ≥ 4 MiB: 2^21 slots, half the memory of 10-12's) */
+const SEGMENT_MODEL: Partial<Record<CmModel, CmModel>> = { 10: 7, 11: 8, 12: 9 };
+/** text of this size and more is split into two segments (prose, markup and code: splitsWell) */
+export const SPLIT_FROM = PARALLEL_MIN_BYTES;
 /**
- * The encoder picks the profile (7 text, 8 binary, 9 records) by coding the input's
- * first SAMPLE bytes with each candidate and keeping the smallest (x86 executables: 8 without a
- * trial). An input of at most SAMPLE bytes coded as one stream keeps the trial's output itself.
+ * The encoder picks the profile (10 text, 11 binary, 12 records) by coding SAMPLE bytes of the
+ * input with each candidate and keeping the smallest (x86 executables: 11 without a trial). The
+ * sample is the input's middle: its head is often a header, a preamble or blank (the fax image
+ * calgary/pic starts with white rows: the head picked the binary profile, 43,694 B; the middle
+ * picks records, 28,829 B). An input of at most SAMPLE bytes keeps the trial's output itself.
  */
 export const SAMPLE = 1 << 16;
+/** where the trial's sample starts: the middle SAMPLE bytes (the whole input when it is shorter) */
+export const sampleStart = (n: number): number => Math.max(0, Math.floor((n - SAMPLE) / 2));
 /** data classes whose trial leaves out the binary profile (sparse contexts lose 2-6 % on text) */
 const TEXTUAL: ReadonlySet<string> = new Set(["text", "csv", "json"]);
 /**
  * Typed arrays (the router tries this chamber after their typed chamber at max): the full coding
  * is skipped when the trial's output, scaled to the input's length, is over GIVE_UP × the typed
- * chamber's size. The trial codes a cold model's first 64 KiB, so it overestimates. Measured on
- * the corpus's typed files (scaled trial / typed chamber): where context mixing won in full, 0.61
- * (alp_food_prices_tw.f64, −36 %), 0.90-0.91 (book12_token_rank_ids.i32, city_temp_x10.i32,
- * elf_City-temp.f32: −6 to −8 %), 1.23-1.24 (alp_city_temperature_f_tw.f64, elf_City-temp.f64:
- * −5 to −6 %); where it lost, 1.18 (synth_random_walk.i32, +11 %), 1.02 (synth_small_range), 1.32-1.33
- * (alp_bitcoin_transactions_f_tw.f64, elf_Stocks-USA.f64), 1.79 (elf_Air-pressure.f64). Skipping
- * saves about 1.3 CPU-s per MB.
+ * chamber's size. The trial codes a cold model's 64 KiB, so it overestimates. Measured on the
+ * corpus's typed files with the middle sample (scaled trial / typed chamber): where context mixing
+ * won in full, 0.14 (calgary/pic), 0.79 (alp_food_prices_tw.f64, −36 %), 0.91-0.94
+ * (book12_token_rank_ids.i32, city_temp_x10.i32, twitter_aapl_values.i32), 0.97-1.10
+ * (elf_POI-lat.f64, alp_city_temperature_f_tw.f64, elf_City-temp.f32 and .f64); where it lost,
+ * 0.65 (nyc_taxi_values.i32, +3 %), 0.97 (elf_Stocks-USA.f64, +11 %), 1.02 (synth_small_range),
+ * 1.17-1.21 (synth_random_walk.i32, bible_the_positions.i32), 1.35 (alp_bitcoin_transactions_f_tw.f64),
+ * 1.57 (nab_machine_temperature.f64); skipped though it would have won, 1.77 (elf_Air-pressure.f64,
+ * −7 %: the cold model learns its values slowly). GIVE_UP = 1.15 keeps every win above and skips
+ * the random walk and the positions (1.17-1.21, the most CPU spent for nothing: 3.3 CPU-s on the
+ * random walk in the quick benchmark at 1.25). Skipping saves about 1.3 CPU-s per MB.
  */
 const TYPED: ReadonlySet<string> = new Set(["int32", "timestamps", "float64", "float32"]);
-export const GIVE_UP = 1.25;
+export const GIVE_UP = 1.15;
+
+/** two segments, coded at once */
+async function encodeSegments(data: Uint8Array, model: CmModel): Promise<Uint8Array> {
+  const cut = splitPoint(data.length); // data ≥ SPLIT_FROM, so PRIME < cut < length
+  const [a, b] = await cmEncodeAll(segmentJobs(data, cut, model, "head"));
+  return writeSegments(data.length, cut, a!, b!);
+}
 
 /** the candidates' outputs on the sample, coded at once on the pool; returns the smallest's index */
 async function pick(data: Uint8Array, models: CmModel[]): Promise<{ model: CmModel; out: Uint8Array }> {
-  const sample = data.subarray(0, Math.min(data.length, SAMPLE));
+  const from = sampleStart(data.length);
+  const sample = data.subarray(from, from + SAMPLE);
   const outs = await cmEncodeAll(models.map((model) => ({ input: sample, colEnds: null, primeLen: 0, model })));
   let best = 0;
   for (let i = 1; i < outs.length; i++) if (outs[i]!.length < outs[best]!.length) best = i;
   return { model: models[best]!, out: outs[best]! };
-}
-
-/** two segments, coded at once */
-async function encodeSegments(data: Uint8Array, model: CmModel): Promise<Uint8Array> {
-  const cut = splitPoint(data.length); // data ≥ SPLIT_MIN, so PRIME < cut < length
-  const [a, b] = await cmEncodeAll(segmentJobs(data, cut, model, "head"));
-  return writeSegments(data.length, cut, a!, b!);
 }
 
 /**
@@ -101,15 +125,13 @@ export const text: Chamber<"text"> = {
   async encode(input, ctx) {
     const x86 = isExecutable(input);
     const data = x86 ? x86Encode(input) : input;
-    // binary and CSV-like inputs lose more to the split than prose, markup and code
-    const split = ctx.dataClass === "text" && splitsWell(data);
-    const candidates: CmModel[] = x86 ? [8] : TEXTUAL.has(ctx.dataClass ?? "") ? [7, 9] : [7, 9, 8];
+    const candidates: CmModel[] = x86 ? [11] : TEXTUAL.has(ctx.dataClass ?? "") ? [10, 12] : [10, 12, 11];
     let model = candidates[0]!;
     let payload: Uint8Array | null = null;
     if (candidates.length > 1) {
       const best = await pick(data, candidates);
       model = best.model;
-      if (!split && data.length <= SAMPLE) payload = best.out;
+      if (data.length <= SAMPLE) payload = best.out;
       else if (
         ctx.toBeat !== undefined &&
         TYPED.has(ctx.dataClass ?? "") &&
@@ -117,12 +139,12 @@ export const text: Chamber<"text"> = {
       )
         return null;
     }
-    const [one, two] = WRITES[model]!;
-    if (!payload)
-      payload = split
-        ? await encodeSegments(data, model)
-        : (await cmEncodeAll([{ input: data, colEnds: null, primeLen: 0, model }]))[0]!;
-    return { params: Uint8Array.of(split ? two : one, x86 ? 1 : 0), payload };
+    if (!payload && data.length >= SPLIT_FROM && ctx.dataClass === "text" && splitsWell(data)) {
+      model = SEGMENT_MODEL[model]!;
+      payload = await encodeSegments(data, model);
+    }
+    payload ??= (await cmEncodeAll([{ input: data, colEnds: null, primeLen: 0, model }]))[0]!;
+    return { params: Uint8Array.of(WRITES[model]!, x86 ? 1 : 0), payload };
   },
   async decode(params, payload, rawLen, ctx) {
     const layout = params.length === 2 ? LAYOUTS[params[0]!] : undefined;

@@ -82,6 +82,16 @@ let profile: u32 = 0;
  * smaller for 10-15 % more time.
  */
 let gen2: bool = false;
+/**
+ * bit 11 of `limit` (models 10-12: models 7-9 with it): 2^22 slots per context for inputs over
+ * 1 MiB (models 7-9: 2^21), which the text chamber codes as one stream since it no longer splits
+ * them; inputs of at most 1 MiB get model 7-9's tables. Measured one stream, model 7 → 10:
+ * enwiki_sample.xml 1,286,751 → 1,276,620 B, bible.txt 695,594 → 691,762 B; 2^23 saved 5,403 and
+ * 2,203 B more for 57 MB more memory and 20 % more time. Inputs of 0.5-1 MiB gained 0.5-2.7 % at
+ * 2^22 too, but two such models at once on the worker pool took the benchmark's peak RSS from 305
+ * to 381 MB.
+ */
+let big: bool = false;
 let cpos: usize = 0;
 let rlen: i32 = 0;
 let rlen1: i32 = 0;
@@ -147,7 +157,8 @@ export function reset(): void {
 /**
  * mode 0: code buf[0..n) into out (capacity outCap); mode 1: decode from out[0..outCap) into
  * buf. Call once per instance, or after reset(). Tables: 2^bits slots per context,
- * bits = clamp(⌈log2 n⌉ + 1, 12, 20); the match table has 2^(bits − 1) entries.
+ * bits = clamp(⌈log2 n⌉ + 1, 12, 20) (gen2: clamp(⌈log2 n⌉ + 2, 12, 21); big: 22 when n > 2^20); the
+ * match table has 2^(bits − 1) entries.
  */
 export function init(
   buf: usize,
@@ -162,6 +173,7 @@ export function init(
   gLimit = limit & 0xff;
   profile = (limit >>> 8) & 3;
   gen2 = (limit & 0x400) !== 0;
+  big = (limit & 0x800) !== 0;
   cpos = heap.alloc(256 * 16);
   memory.fill(cpos, 0, 256 * 16);
   rlen = 0;
@@ -176,7 +188,7 @@ export function init(
   gOut = out;
   gOutCap = outCap;
   const log2n = <i32>Math.ceil(Math.log2(<f64>max(1, n)));
-  const bits = gen2 ? max(12, min(21, log2n + 2)) : max(12, min(20, log2n + 1));
+  const bits = big && log2n > 20 ? 22 : gen2 ? max(12, min(21, log2n + 2)) : max(12, min(20, log2n + 1));
   gBits = bits;
   allocModel(bits, profile === 0, gen2);
   if (!gEnc) {
