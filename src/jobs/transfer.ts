@@ -227,14 +227,17 @@ export class JobTransfers {
         gen,
       );
       const current = moved ? await jobStore.job(trx, jobId) : undefined;
-      if (!current) return false;
+      if (!current) return undefined;
       // decompress: the usage is the output the job may write (its quote: the decompressed size,
       // issue #21), not the size of the stream, or a few KB would spend a GB of the free cap
       const used = current.op === "decompress" ? toNumber(current.bytes_quoted) : put.bytes;
       await this.jobs.recordUsage(jobId, used, trx);
-      return true;
+      return current;
     });
-    const job = await this.jobs.get(jobId);
+    // The answer is the job as this upload queued it: a read after the commit could already see
+    // `running` (segments of parts that landed first are coded at once; a worker may claim one the
+    // moment the job is queued).
+    const job = won ?? (await this.jobs.get(jobId));
     if (!won) this.assertAcceptsInput(job);
     if (!won && job.upload_gen !== gen) {
       throw new Problem(

@@ -178,6 +178,36 @@ describe.each<Engine>(ENGINES)("an input in parts with Content-Range (%s)", (eng
     expect(await restore((await finished(app, job)).output)).toEqual(data);
   });
 
+  it("the completing part's answer is the job as that upload queued it, even when a worker claims it before the answer is built", async () => {
+    const data = textBytes(2 * SEGMENT + 9);
+    const job = await buy(app, data.length);
+    // a worker that takes the job the moment it is queued: any read of the job after the commit
+    // sees it running (the Node 24 pass of a clean-clone run answered "running" this way)
+    const get = app.services.jobs.get.bind(app.services.jobs);
+    const spy = vi.spyOn(app.services.jobs, "get").mockImplementation(async (id: string) => {
+      const row = await get(id);
+      if (id !== job.job_id || row.state !== "queued") return row;
+      await db.kysely.updateTable("jobs").set({ state: "running" }).where("id", "=", id).execute();
+      return get(id);
+    });
+    try {
+      const p1 = await putPart(app, job, data, SEGMENT, data.length - 1);
+      expect(p1.statusCode, p1.body).toBe(202);
+      const p2 = await putPart(app, job, data, 0, SEGMENT - 1);
+      expect(p2.statusCode, p2.body).toBe(200);
+      expect(p2.json()).toMatchObject({ state: "queued", bytes_in: data.length, input_sha256: sha(data) });
+    } finally {
+      spy.mockRestore();
+    }
+    await db.kysely
+      .updateTable("jobs")
+      .set({ state: "queued" })
+      .where("id", "=", job.job_id)
+      .where("state", "=", "running")
+      .execute();
+    expect(await restore((await finished(app, job)).output)).toEqual(data);
+  });
+
   it("refuses overlapping ranges (409 with the landed ranges), another total (409) and a total past the quote (413)", async () => {
     const data = textBytes(4 * SEGMENT);
     const job = await buy(app, data.length);
