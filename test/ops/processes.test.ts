@@ -3,7 +3,6 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { freePort } from "../support/browser.js";
 
 /**
  * Issue #14 "Operations": SIGTERM sent to the process a host starts (`npm start`, or the labphi
@@ -80,14 +79,25 @@ const answers = async (url: string) => {
 };
 
 async function serveThenTerm(command: string, args: string[], extraEnv: Record<string, string> = {}) {
-  const port = await freePort();
   const dataDir = fs.mkdtempSync(path.join(tmp, "data-"));
-  const s = start(command, args, { PORT: String(port), HOST: "127.0.0.1", DATA_DIR: dataDir, ...extraEnv });
+  // PORT=0: the service takes a port of its own and logs it. A port picked here and passed in
+  // could be taken by another test's service first, whose /healthz would then answer for this one
+  // (a Node 24 pass once sent SIGTERM to a service that had not started: no output at all).
+  const s = start(command, args, { PORT: "0", HOST: "127.0.0.1", DATA_DIR: dataDir, ...extraEnv });
   const pgid = s.child.pid!;
+  let port = 0;
   try {
     await until(
-      () => answers(`http://127.0.0.1:${port}/healthz`),
+      () => {
+        port = Number(/listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(s.output())?.[1] ?? 0);
+        return port > 0;
+      },
       90_000,
+      () => `the service's address in its log\n${s.output()}`,
+    );
+    await until(
+      () => answers(`http://127.0.0.1:${port}/healthz`),
+      30_000,
       () => `the service on ${port}\n${s.output()}`,
     );
     s.child.kill("SIGTERM"); // the launched process only, not its group
