@@ -4,18 +4,10 @@ import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { waitForListening } from "./support/ports.js";
 
 const root = path.resolve(import.meta.dirname, "..");
 const tsx = path.join(root, "node_modules", "tsx", "dist", "cli.mjs");
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = net.createServer().listen(0, "127.0.0.1", () => {
-      const a = s.address() as net.AddressInfo;
-      s.close(() => resolve(a.port));
-    });
-  });
-}
 
 function start(env: Record<string, string>): { child: ChildProcess; output: () => string } {
   let out = "";
@@ -61,11 +53,13 @@ describe("server process", () => {
   });
 
   it("serves, then on SIGTERM drains an in-flight request before exiting 0", async () => {
-    const port = await freePort();
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "labphi-srv-"));
-    const { child, output } = start({ PORT: String(port), DATA_DIR: dataDir, ADMIN_TOKEN: "t".repeat(32) });
+    // PORT=0: the service takes a port of its own and logs it (a port picked here and passed in could
+    // be taken by another test file's process first, which would then answer for this one).
+    const { child, output } = start({ PORT: "0", DATA_DIR: dataDir, ADMIN_TOKEN: "t".repeat(32) });
     children.push(child);
-    await waitFor(() => output().includes("Lab Phi is serving"));
+    // its "Lab Phi is serving … (listening on http://127.0.0.1:N)" line
+    const port = await waitForListening(child, output, 30_000);
     expect(fs.existsSync(path.join(dataDir, "labphi.sqlite"))).toBe(true);
 
     // Start a request whose body is still arriving when SIGTERM lands.

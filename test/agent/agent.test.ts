@@ -17,8 +17,8 @@ import { UsageLedger } from "../../src/jobs/usage.js";
 import { buyerKeyHash } from "../../src/payments/x402/buyer.js";
 import { appOn, countRows, solanaKey } from "../payments/x402/helpers.js";
 import { type BothChains, startBothChains } from "../support/chains/both.js";
-import { freePort } from "../support/chains/evm.js";
 import { freshDatabase } from "../support/databases.js";
+import { onFreePort } from "../support/ports.js";
 
 /**
  * The paying client (src/agent, `labphi agent`) against the real service on a loopback port and
@@ -31,12 +31,19 @@ let db: Db;
 let app: App;
 let url: string;
 
-async function listening(env: Record<string, string> = {}): Promise<{ app: App; url: string }> {
-  const port = await freePort();
-  const base = `http://127.0.0.1:${port}`;
-  const a = await appOn(db, chains.env({ BASE_URL: base, ...env }));
-  await a.listen({ host: "127.0.0.1", port });
-  return { app: a, url: base };
+/** The app on a free port its BASE_URL names (another port when another process took that one first). */
+function listening(env: Record<string, string> = {}): Promise<{ app: App; url: string }> {
+  return onFreePort(async (port) => {
+    const base = `http://127.0.0.1:${port}`;
+    const a = await appOn(db, chains.env({ BASE_URL: base, ...env }));
+    try {
+      await a.listen({ host: "127.0.0.1", port });
+    } catch (err) {
+      await a.close();
+      throw err;
+    }
+    return { app: a, url: base };
+  });
 }
 
 beforeAll(async () => {

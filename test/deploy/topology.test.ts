@@ -16,9 +16,9 @@ import { decompressStream } from "../../src/codec/index.js";
 import { migrations } from "../../src/db/migrations/index.js";
 import { SANDBOX_SKU } from "../../src/sandbox/banner.js";
 import { evmKey } from "../payments/x402/helpers.js";
-import { freePort } from "../support/browser.js";
 import { type EvmChain, startAnvil } from "../support/chains/evm.js";
 import { createPostgresDatabase } from "../support/databases.js";
+import { waitForListening } from "../support/ports.js";
 import { startS3rver, type TestS3 } from "../support/s3rver.js";
 
 /**
@@ -89,7 +89,9 @@ async function until<T>(check: () => Promise<T | undefined> | T | undefined, ms:
 
 /**
  * A round-robin reverse proxy as Caddy's or nginx's in deploy/: each request goes to the next
- * service, from PROXY_SOURCE, with the client's address appended to X-Forwarded-For.
+ * service, from PROXY_SOURCE, with the client's address appended to X-Forwarded-For. `backends`
+ * holds the services' ports: filled in once they listen (their BASE_URL is the proxy's URL, so the
+ * proxy starts first).
  */
 async function startProxy(backends: number[]) {
   const served = backends.map(() => 0);
@@ -180,16 +182,19 @@ describe("deploy topology: 2 services behind a proxy, 2 workers, PostgreSQL, S3,
       JOB_SEGMENT_BYTES: String(SEGMENT),
       SUITE_ANON_FREE_BYTES_PER_DAY: String(FREE_PER_IP),
     };
-    const ports = [await freePort(), await freePort()];
+    // The services listen on ports of their own (PORT=0) and log them; the proxy, whose URL is their
+    // BASE_URL, starts first and learns their ports from their logs. Ports picked here and passed in
+    // could be taken by another test file's process first, which would then answer for a service.
+    const ports = [0, 0];
     proxy = await startProxy(ports);
     // the services share DATA_DIR (the tus spool; a volume shared by the instances in compose)
     const shared = fs.mkdtempSync(path.join(tmp, "service-data-"));
-    for (const [i, port] of ports.entries()) {
+    for (const i of ports.keys()) {
       procs.push(
         launch(`service-${i + 1}`, ["serve"], {
           ...common,
           HOST: "127.0.0.1",
-          PORT: String(port),
+          PORT: "0",
           BASE_URL: proxy.url,
           DATA_DIR: shared,
           TRUST_PROXY: PROXY_SOURCE,
@@ -197,8 +202,10 @@ describe("deploy topology: 2 services behind a proxy, 2 workers, PostgreSQL, S3,
         }),
       );
     }
-    for (const [i, port] of ports.entries()) {
+    for (const i of ports.keys()) {
       const p = procs[i] as Proc;
+      const port = await waitForListening(p.child, p.output, 120_000, p.name);
+      ports[i] = port;
       await until(
         async () => {
           if (p.child.exitCode !== null) throw new Error(`${p.name} exited: ${p.output()}`);

@@ -4,7 +4,6 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { freePort } from "../support/browser.js";
 import { healthy, type Service, spawnService } from "./service.js";
 
 /**
@@ -28,11 +27,9 @@ const hasPrlimit = (() => {
 })();
 
 let dataDir: string;
-let port: number;
 const running: Service[] = [];
 beforeAll(async () => {
   dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "labphi-faults-disk-"));
-  port = await freePort();
 });
 afterAll(async () => {
   for (const s of running) await s.kill();
@@ -40,7 +37,7 @@ afterAll(async () => {
 });
 
 async function serve(prefix?: string[]): Promise<Service> {
-  const s = spawnService(port, { DATA_DIR: dataDir }, prefix ? { prefix } : {});
+  const s = spawnService({ DATA_DIR: dataDir }, prefix ? { prefix } : {});
   running.push(s);
   await healthy(s);
   return s;

@@ -5,7 +5,6 @@ import path from "node:path";
 import { Readable } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { decompressStream } from "../../src/codec/index.js";
-import { freePort } from "../support/browser.js";
 import { healthy, readDb, type Service, spawnService } from "./service.js";
 
 /**
@@ -35,11 +34,9 @@ function textBytes(n: number, seed: number): Buffer {
 }
 
 let dataDir: string;
-let port: number;
 const running: Service[] = [];
 beforeAll(async () => {
   dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "labphi-faults-job-"));
-  port = await freePort();
 });
 afterAll(async () => {
   for (const s of running) await s.kill();
@@ -47,7 +44,7 @@ afterAll(async () => {
 });
 
 async function serve(): Promise<Service> {
-  const s = spawnService(port, {
+  const s = spawnService({
     DATA_DIR: dataDir,
     JOB_LEASE_SECONDS: String(LEASE_S),
     JOB_SEGMENT_BYTES: String(SEGMENT),

@@ -4,7 +4,6 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import SQLite from "../../src/db/sqlite-driver.js";
-import { freePort } from "../support/browser.js";
 import { healthy, type Service, spawnService } from "./service.js";
 
 /**
@@ -141,8 +140,7 @@ function seed(dir: string): [string, string][] {
 
 beforeAll(async () => {
   dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "labphi-olympiad-flood-"));
-  const port = await freePort();
-  service = spawnService(port, { DATA_DIR: dataDir, RATE_LIMIT_ENABLED: "false" });
+  service = spawnService({ DATA_DIR: dataDir, RATE_LIMIT_ENABLED: "false" });
   await healthy(service);
   keys = seed(dataDir);
 }, 180_000);

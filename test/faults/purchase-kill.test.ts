@@ -10,7 +10,6 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CRASH_POINTS, type CrashPoint, crashPoint, crashSettingError } from "../../src/ops/crash-points.js";
 import { paymentIdentifierClientExtension } from "../../src/payments/x402/buyer.js";
 import { paymentId, solanaKey } from "../payments/x402/helpers.js";
-import { freePort } from "../support/browser.js";
 import { type SvmChain, startLiteSvm } from "../support/chains/svm.js";
 import { healthy, ledgerProblems, readDb, type Service, spawnService, sqliteCount } from "./service.js";
 
@@ -28,7 +27,6 @@ let chain: SvmChain;
 let feePayer: { signer: KeyPairSigner; secret: string };
 let seller: KeyPairSigner;
 let dataDir: string;
-let port: number;
 const running: Service[] = [];
 
 beforeAll(async () => {
@@ -38,7 +36,6 @@ beforeAll(async () => {
   seller = await generateKeyPairSigner();
   await chain.setUsdc(seller.address, 0n);
   dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "labphi-faults-buy-"));
-  port = await freePort();
 });
 afterAll(async () => {
   for (const s of running) await s.kill();
@@ -47,7 +44,7 @@ afterAll(async () => {
 });
 
 async function serve(extra: Record<string, string> = {}): Promise<Service> {
-  const s = spawnService(port, {
+  const s = spawnService({
     DATA_DIR: dataDir,
     PAY_TO_SOLANA: seller.address,
     SOLANA_RPC_URL: chain.rpcUrl,
@@ -173,7 +170,7 @@ describe("crash points cannot be enabled in production", () => {
     expect(crashSettingError({ NODE_ENV: "production", LABPHI_CRASH_AT: "after_settle" })).toMatch(/production/);
     expect(crashSettingError({ NODE_ENV: "development", LABPHI_CRASH_AT: "sometime" })).toMatch(/one of/);
     for (const p of CRASH_POINTS) expect(crashSettingError({ NODE_ENV: "test", LABPHI_CRASH_AT: p })).toBeUndefined();
-    const s = spawnService(await freePort(), {
+    const s = spawnService({
       NODE_ENV: "production",
       LABPHI_CRASH_AT: "after_settle",
       DATA_DIR: dataDir,

@@ -8,7 +8,6 @@ import { decodePaymentRequiredHeader, encodePaymentSignatureHeader } from "@x402
 import { ExactSvmScheme } from "@x402/svm/exact/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { solanaKey } from "../payments/x402/helpers.js";
-import { freePort } from "../support/browser.js";
 import { type SvmChain, startLiteSvm } from "../support/chains/svm.js";
 import { healthy, readDb, type Service, spawnService } from "./service.js";
 
@@ -27,7 +26,6 @@ let feePayer: { signer: KeyPairSigner; secret: string };
 let refundWallet: { signer: KeyPairSigner; secret: string };
 let seller: KeyPairSigner;
 let dataDir: string;
-let port: number;
 const running: Service[] = [];
 
 beforeAll(async () => {
@@ -40,7 +38,6 @@ beforeAll(async () => {
   seller = await generateKeyPairSigner();
   await chain.setUsdc(seller.address, 0n);
   dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "labphi-faults-refund-"));
-  port = await freePort();
 });
 afterAll(async () => {
   for (const s of running) await s.kill();
@@ -49,7 +46,7 @@ afterAll(async () => {
 });
 
 async function serve(extra: Record<string, string> = {}): Promise<Service> {
-  const s = spawnService(port, {
+  const s = spawnService({
     DATA_DIR: dataDir,
     ADMIN_TOKEN: TOKEN,
     PAY_TO_SOLANA: seller.address,

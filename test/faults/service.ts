@@ -2,15 +2,21 @@ import { type ChildProcess, spawn } from "node:child_process";
 import os from "node:os";
 import path from "node:path";
 import SQLite from "../../src/db/sqlite-driver.js";
+import { waitForListening } from "../support/ports.js";
 
 /**
  * The service as a host runs it, for the fault tests: `node bin/labphi.mjs serve` in its own
- * process group, with a clean environment (only what a host would give).
+ * process group, with a clean environment (only what a host would give). It listens on a port of
+ * its own (PORT=0) and logs it: a port picked by the test and passed in could be taken by another
+ * test file's process first, whose /healthz would then answer for this one (commit 56af3e4).
  */
 const ROOT = path.resolve(import.meta.dirname, "../..");
 
 export interface Service {
-  url: string;
+  /** http://127.0.0.1:PORT, the port the service logged; known once `healthy(s)` (or `listening()`) resolved. */
+  readonly url: string;
+  /** Waits for the service's "listening on http://127.0.0.1:N" log line; its URL. */
+  listening(ms: number): Promise<string>;
   child: ChildProcess;
   output(): string;
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
@@ -19,11 +25,7 @@ export interface Service {
 }
 
 /** `prefix`: a command that runs the service (e.g. `prlimit --fsize=N --`), or none. */
-export function spawnService(
-  port: number,
-  env: Record<string, string>,
-  opts: { args?: string[]; prefix?: string[] } = {},
-): Service {
+export function spawnService(env: Record<string, string>, opts: { args?: string[]; prefix?: string[] } = {}): Service {
   const argv = [...(opts.prefix ?? []), process.execPath, "bin/labphi.mjs", ...(opts.args ?? ["serve"])];
   const child = spawn(argv[0] as string, argv.slice(1), {
     cwd: ROOT,
@@ -31,8 +33,9 @@ export function spawnService(
       PATH: process.env.PATH ?? "/usr/bin:/bin",
       HOME: process.env.HOME ?? os.tmpdir(),
       NODE_ENV: "development",
-      LOG_LEVEL: "warn",
-      PORT: String(port),
+      // info: the service logs the address it listens on at level info (src/server.ts)
+      LOG_LEVEL: "info",
+      PORT: "0",
       HOST: "127.0.0.1",
       ...env,
     },
@@ -50,8 +53,16 @@ export function spawnService(
     child.on("exit", (code, signal) => resolve({ code, signal })),
   );
   const pgid = child.pid as number;
+  let url: string | undefined;
   return {
-    url: `http://127.0.0.1:${port}`,
+    get url() {
+      if (url === undefined) throw new Error("the service's port is not known yet: await healthy(s) first");
+      return url;
+    },
+    async listening(ms: number) {
+      url ??= `http://127.0.0.1:${await waitForListening(child, () => text, ms)}`;
+      return url;
+    },
     child,
     output: () => text,
     exited,
@@ -66,9 +77,10 @@ export function spawnService(
   };
 }
 
-/** Waits until GET /healthz answers 200 (the service is listening). */
+/** Waits for the port the service logs, then until GET /healthz answers 200 there. */
 export async function healthy(s: Service, ms = 60_000): Promise<void> {
   const end = Date.now() + ms;
+  await s.listening(ms);
   while (Date.now() < end) {
     if (s.child.exitCode !== null || s.child.signalCode !== null) {
       throw new Error(`the service exited while starting:\n${s.output()}`);

@@ -5,7 +5,6 @@ import os from "node:os";
 import path from "node:path";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { freePort } from "../support/browser.js";
 import { createPostgresDatabase } from "../support/databases.js";
 import { healthy, type Service, spawnService } from "./service.js";
 
@@ -33,9 +32,9 @@ beforeAll(async () => {
     RATE_LIMIT_PAID_PER_MINUTE: "100",
   };
   // One after the other: the first migrates the database and writes DATA_DIR's service keys.
-  a = spawnService(await freePort(), env);
+  a = spawnService(env);
   await healthy(a);
-  b = spawnService(await freePort(), env);
+  b = spawnService(env);
   await healthy(b);
 }, 120_000);
 

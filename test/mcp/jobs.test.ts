@@ -1,7 +1,6 @@
 import { createHash, randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import http from "node:http";
-import net from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { Readable } from "node:stream";
@@ -16,6 +15,7 @@ import type { App } from "../../src/http/types.js";
 import { evmKey, paymentId } from "../payments/x402/helpers.js";
 import { appOn } from "../support/app.js";
 import { type EvmChain, startAnvil } from "../support/chains/evm.js";
+import { onFreePort } from "../support/ports.js";
 import { httpClient, type McpClient, payEvm, problemCode, stdioClient, type ToolResult } from "./helpers.js";
 
 /**
@@ -43,17 +43,6 @@ const logLines: string[] = [];
 const stdioLog: string[] = [];
 const tokensSeen = new Set<string>();
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.once("error", reject);
-    srv.listen(0, "127.0.0.1", () => {
-      const addr = srv.address();
-      srv.close(() => (addr && typeof addr === "object" ? resolve(addr.port) : reject(new Error("no port"))));
-    });
-  });
-}
-
 beforeAll(async () => {
   chain = await startAnvil();
   gasKey = (await chain.newBuyer(0n)).key;
@@ -61,26 +50,34 @@ beforeAll(async () => {
   const db = openDatabase({ dataDir });
   await migrateToLatest(db);
   closeDb = () => db.close();
-  const port = await freePort();
-  base = `http://127.0.0.1:${port}`;
-  app = await appOn(
-    db,
-    {
-      BASE_URL: base,
-      DATA_DIR: dataDir,
-      LOG_LEVEL: "debug",
-      PAY_TO_BASE: seller,
-      BASE_RPC_URL: chain.rpcUrl,
-      X402_EVM_FACILITATOR_KEY: gasKey,
-      CONTACT_EMAIL: "ops@lab.test",
-      JOB_WORKER_IN_SERVICE: "true",
-      JOB_SEGMENT_BYTES: String(64 * 1024),
-      // nothing is free for an address: the anonymous job is a paid one
-      SUITE_ANON_FREE_BYTES_PER_DAY: "0",
-    },
-    { logStream: { write: (line: string) => void logLines.push(line) } },
-  );
-  await app.listen({ port, host: "127.0.0.1" });
+  // the app's BASE_URL names its port: a free one, another when another process took it first
+  ({ app, base } = await onFreePort(async (port) => {
+    const url = `http://127.0.0.1:${port}`;
+    const built = await appOn(
+      db,
+      {
+        BASE_URL: url,
+        DATA_DIR: dataDir,
+        LOG_LEVEL: "debug",
+        PAY_TO_BASE: seller,
+        BASE_RPC_URL: chain.rpcUrl,
+        X402_EVM_FACILITATOR_KEY: gasKey,
+        CONTACT_EMAIL: "ops@lab.test",
+        JOB_WORKER_IN_SERVICE: "true",
+        JOB_SEGMENT_BYTES: String(64 * 1024),
+        // nothing is free for an address: the anonymous job is a paid one
+        SUITE_ANON_FREE_BYTES_PER_DAY: "0",
+      },
+      { logStream: { write: (line: string) => void logLines.push(line) } },
+    );
+    try {
+      await built.listen({ port, host: "127.0.0.1" });
+    } catch (err) {
+      await built.close();
+      throw err;
+    }
+    return { app: built, base: url };
+  }));
 }, 60_000);
 
 afterAll(async () => {

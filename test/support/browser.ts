@@ -5,6 +5,7 @@ import sparticuz from "@sparticuz/chromium";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { freePort } from "../../src/sandbox/ledgers/evm.js";
 import type { Engine } from "./databases.js";
+import { onFreePort } from "./ports.js";
 import { type CardHarness, cardHarness } from "./stripe/harness.js";
 
 /**
@@ -53,12 +54,19 @@ export interface SiteHarness extends CardHarness {
   base: string;
 }
 
-export async function startSite(env: Record<string, string> = {}, engine: Engine = "sqlite"): Promise<SiteHarness> {
-  const port = await freePort();
-  const base = `http://127.0.0.1:${port}`;
-  const h = await cardHarness(engine, { BASE_URL: base, RATE_LIMIT_ENABLED: "false", ...env });
-  await h.app.listen({ port, host: "127.0.0.1" });
-  return Object.assign(h, { base });
+export function startSite(env: Record<string, string> = {}, engine: Engine = "sqlite"): Promise<SiteHarness> {
+  // BASE_URL names the port: a free one, another when another process took it before the listen
+  return onFreePort(async (port) => {
+    const base = `http://127.0.0.1:${port}`;
+    const h = await cardHarness(engine, { BASE_URL: base, RATE_LIMIT_ENABLED: "false", ...env });
+    try {
+      await h.app.listen({ port, host: "127.0.0.1" });
+    } catch (err) {
+      await h.close();
+      throw err;
+    }
+    return Object.assign(h, { base });
+  });
 }
 
 /** Screenshots go to test-results/screenshots/<name>-<width>.png (git-ignored). */

@@ -89,11 +89,13 @@ const DEV_KEY_0 = "0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f
 
 export async function startAnvil(opts: { chainId?: number; at?: string } = {}): Promise<EvmChain> {
   const chainId = opts.chainId ?? 8453;
-  const port = await freePort();
+  // --port 0: anvil takes a port of its own and prints it ("Listening on 127.0.0.1:N"). A port
+  // picked here and passed in could be taken by another process first (another anvil of a parallel
+  // test run), whose eth_chainId would then answer for this one.
   const child: ChildProcess = spawn(
     ANVIL,
-    ["--port", String(port), "--host", "127.0.0.1", "--chain-id", String(chainId), "--accounts", "2", "--silent"],
-    { stdio: ["ignore", "ignore", "pipe"] },
+    ["--port", "0", "--host", "127.0.0.1", "--chain-id", String(chainId), "--accounts", "2"],
+    { stdio: ["ignore", "pipe", "pipe"] },
   );
   // However this process ends (the sandbox's bounded stop, process.exit, an uncaught error), anvil ends with it.
   const killOnExit = () => child.kill("SIGKILL");
@@ -103,6 +105,24 @@ export async function startAnvil(opts: { chainId?: number; at?: string } = {}): 
   child.stderr?.on("data", (d) => {
     stderr += String(d);
   });
+  // stdout: the banner with the address, then a line per RPC call (read and dropped, so the pipe never fills)
+  let banner = "";
+  let port = 0;
+  child.stdout?.on("data", (d) => {
+    if (port) return;
+    banner += String(d);
+    const m = /Listening on 127\.0\.0\.1:(\d+)/.exec(banner);
+    if (m) port = Number(m[1]);
+  });
+  const deadline = Date.now() + 20_000;
+  const failed = (): never => {
+    child.kill("SIGKILL");
+    throw new Error(`anvil did not start: ${stderr}${banner.slice(-2000)}`);
+  };
+  while (!port) {
+    if (child.exitCode !== null || Date.now() > deadline) failed();
+    await new Promise((r) => setTimeout(r, 50));
+  }
   const rpcUrl = `http://127.0.0.1:${port}`;
   const rpc = async (method: string, params: unknown[] = []): Promise<unknown> => {
     const res = await fetch(rpcUrl, {
@@ -114,16 +134,12 @@ export async function startAnvil(opts: { chainId?: number; at?: string } = {}): 
     if (json.error) throw new Error(`${method}: ${json.error.message}`);
     return json.result;
   };
-  const deadline = Date.now() + 20_000;
   for (;;) {
     try {
       await rpc("eth_chainId");
       break;
     } catch {
-      if (child.exitCode !== null || Date.now() > deadline) {
-        child.kill("SIGKILL");
-        throw new Error(`anvil did not start: ${stderr}`);
-      }
+      if (child.exitCode !== null || Date.now() > deadline) failed();
       await new Promise((r) => setTimeout(r, 100));
     }
   }

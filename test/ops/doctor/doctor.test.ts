@@ -10,9 +10,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openDatabase } from "../../../src/db/database.js";
 import { type DoctorReport, type DoctorRow, runDoctor } from "../../../src/ops/doctor/runner.js";
 import { newSolanaKey } from "../../../src/sandbox/keys.js";
-import { freePort } from "../../support/chains/evm.js";
 import { startHttpFacilitator } from "../../support/chains/facilitator.js";
 import { createPostgresDatabase } from "../../support/databases.js";
+import { unassignedPort } from "../../support/ports.js";
 import { DEVNET_GENESIS, doctorCli, startWorld, type World } from "./world.js";
 
 /**
@@ -263,7 +263,9 @@ describe("labphi doctor with one part broken", () => {
     } finally {
       await hosted.stop();
     }
-    const port = await freePort();
+    // An address nothing answers on: a port below the kernel's ephemeral range, which no other test
+    // file's process (each listens on port 0 or a freePort()) can be given meanwhile (here and below).
+    const port = await unassignedPort();
     const down = await failsOnly(
       { X402_EVM_FACILITATOR_KEY: undefined, X402_FACILITATOR_URL: `http://127.0.0.1:${port}` },
       "base.facilitator",
@@ -302,7 +304,7 @@ describe("labphi doctor with one part broken", () => {
     const r = await failsOnly({ DATABASE_URL: empty }, "database.migrations");
     expect(r.detail).toMatch(/migrations not applied/);
     expect(r.fix).toMatch(/labphi serve/);
-    const port = await freePort();
+    const port = await unassignedPort();
     const down = await failsOnly({ DATABASE_URL: `postgres://u:secretpw@127.0.0.1:${port}/x` }, "database.connect");
     expect(down.detail).not.toMatch(/secretpw/);
   });
@@ -322,7 +324,7 @@ describe("labphi doctor with one part broken", () => {
   it("a missing bucket and an unreachable object store fail the S3 row", async () => {
     const r = await failsOnly({ S3_BUCKET: "no-such-bucket" }, "storage.s3");
     expect(r.fix).toMatch(/create the bucket no-such-bucket/);
-    const port = await freePort();
+    const port = await unassignedPort();
     const down = await failsOnly({ S3_ENDPOINT: `http://127.0.0.1:${port}` }, "storage.s3");
     expect(down.detail).toMatch(/put failed/);
   });
@@ -345,7 +347,7 @@ describe("labphi doctor with one part broken", () => {
   });
 
   it("BASE_URL that does not answer fails the server row", async () => {
-    const port = await freePort();
+    const port = await unassignedPort();
     const env = w.env({ BASE_URL: `http://127.0.0.1:${port}` });
     const report = await runDoctor({ env });
     expect(report.checks.filter((c) => c.status === "fail").map((c) => c.id)).toEqual(["server.healthz"]);
@@ -356,7 +358,7 @@ describe("labphi doctor with one part broken", () => {
 
 describe("labphi doctor's own output", () => {
   it("never prints a key or password carried in a URL or a setting, even in errors", async () => {
-    const port = await freePort();
+    const port = await unassignedPort();
     const at = `127.0.0.1:${port}`;
     const env = {
       NODE_ENV: "test",
