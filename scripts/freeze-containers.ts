@@ -58,7 +58,7 @@ const CHAMBER_INPUT: Record<ChamberName, GeneratorSpec> = {
 
 /** --max-only: the containers a new context-mixing model or float mode changes */
 const MAX_ONLY =
-  /^(text|text-long|text-records|text-x86|json_keys|json_residual|float|routed|chunked|stream)\.max\.phis?$/;
+  /^(text|text-long|text-records|text-x86|text-cjk|json_keys|json_residual|float|routed|chunked|stream)\.max\.phis?$/;
 
 interface Planned {
   file: string;
@@ -106,11 +106,13 @@ async function plan(): Promise<Planned[]> {
       });
     }
   }
-  // longer context-mixing inputs at max: one per profile of the text chamber (prose, records, x86)
+  // longer context-mixing inputs at max: one per profile of the text chamber (prose, records, x86, whole characters)
   const longer: [string, GeneratorSpec][] = [
     ["text-long", { name: "prose", seed: 23, n: 6000 }],
     ["text-records", { name: "records32", seed: 24, n: 600 }],
     ["text-x86", { name: "elf-x86", seed: 25, n: 20000 }],
+    // since codec 1.5: Japanese-like text, which the trial codes with whole-character contexts (layout 23)
+    ["text-cjk", { name: "prose-ja", seed: 26, n: 3000 }],
   ];
   for (const [name, spec] of longer) {
     const input = generate(spec);

@@ -43,7 +43,7 @@ for (let j = 0; j < 24; j++) APM_ROW[j] = Math.min(65535, squash(Math.round((j *
  * predictions: checked 16-bit nibble buckets, integer SIMD mixers, no order-6 context; it runs
  * only as WebAssembly (limit 30 for its direct counters, 15 for its 16-bit hashed ones).
  */
-export type CmModel = 1 | 2 | 3 | 4 | 5 | 6 | 7 | 8 | 9 | 10 | 11 | 12;
+export type CmModel = 1 | 2 | 3 | 4 | 5 | 6 | 7 | 8 | 9 | 10 | 11 | 12 | 13 | 14;
 /**
  * Models 4, 5 and 6 are one module (cm-wasm/model4.as.ts → model4.wasm): model 3 plus a mixer
  * whose weight set is chosen by which hashed contexts were found, a second mixing layer, and one
@@ -61,9 +61,15 @@ export type CmModel = 1 | 2 | 3 | 4 | 5 | 6 | 7 | 8 | 9 | 10 | 11 | 12;
  * an input over 1 MiB (which the text chamber codes as one stream), so it keeps more of its
  * contexts; identical to models 7-9 on inputs of at most 1 MiB. The text chamber writes them since
  * codec library 1.4.0.
+ * Models 13 and 14 are the text profile of models 10 and 7 with bit 12 set (`chars`): contexts of
+ * whole UTF-8 characters (the last two and the last three, with the current one's bytes so far)
+ * instead of the line-column and word-and-last-byte contexts. The text chamber tries model 13 on
+ * text with many multi-byte characters and writes it (or 14, in two segments from 8 MiB) since
+ * codec library 1.5.0.
  */
 const GEN2 = 1 << 10;
 const BIG = 1 << 11;
+const CHARS = 1 << 12;
 export const MODEL_LIMIT: Record<CmModel, number> = {
   1: 255,
   2: 30,
@@ -77,6 +83,8 @@ export const MODEL_LIMIT: Record<CmModel, number> = {
   10: 30 | GEN2 | BIG,
   11: 30 | (1 << 8) | GEN2 | BIG,
   12: 30 | (2 << 8) | GEN2 | BIG,
+  13: 30 | GEN2 | BIG | CHARS,
+  14: 30 | GEN2 | CHARS,
 };
 /** the WebAssembly module of each model, next to cm-wasm/host.mjs */
 export type ModelWasm = "model.wasm" | "model3.wasm" | "model4.wasm";
@@ -93,6 +101,8 @@ export const MODEL_WASM: Record<CmModel, ModelWasm> = {
   10: "model4.wasm",
   11: "model4.wasm",
   12: "model4.wasm",
+  13: "model4.wasm",
+  14: "model4.wasm",
 };
 /** whether a model exists only as WebAssembly (no TypeScript reference in cm.ts) */
 export const wasmOnly = (model: CmModel): boolean => model >= 3;

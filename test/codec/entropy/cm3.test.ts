@@ -108,7 +108,7 @@ describe("context-mixing model 3", () => {
     expect(hex(await text.decode(Uint8Array.of(6, 0), m3, input.length, ctx))).toBe(hex(input));
     const old = cmEncode(input, null, 0, 2);
     expect(hex(await text.decode(Uint8Array.of(3, 0), old, input.length, ctx))).toBe(hex(input));
-    expect(await codeOf(text.decode(Uint8Array.of(23, 0), old, input.length, ctx))).toBe("codec_bad_params");
+    expect(await codeOf(text.decode(Uint8Array.of(25, 0), old, input.length, ctx))).toBe("codec_bad_params");
   });
 
   it("the JSON chambers code both streams with model 7 or 9 (coders 7, 8) at max and round-trip", async () => {

@@ -3,7 +3,7 @@
  * mixer selected by which contexts were found and a second mixing layer, in three context
  * profiles (4 text, 5 binary, 6 records), and models 7-9: the same profiles with larger tables and
  * APMs (bit 10 of the module's `limit`). WebAssembly only; the text chamber writes 7-9 at max
- * (layouts 14-19) in codec library 1.3.0, models 10-12 (layouts 20-22, models 7-9 with tables up to 2^22 slots) since 1.4.0, 4-6 (layouts 8-13) before. Models 1-3 (older
+ * (layouts 14-19) in codec library 1.3.0, models 10-12 (layouts 20-22, models 7-9 with tables up to 2^22 slots) since 1.4.0, and since 1.5.0 model 13 (layout 23: model 10 with contexts of whole UTF-8 characters) on text of 3-byte characters, 4-6 (layouts 8-13) before. Models 1-3 (older
  * containers) keep their own builds.
  */
 import { execFile } from "node:child_process";
@@ -13,7 +13,7 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { SAMPLE, text } from "../../../src/codec/chambers/text/index.js";
+import { CHARS_MIN_SHARE, SAMPLE, text, wideShare } from "../../../src/codec/chambers/text/index.js";
 import {
   type CmModel,
   cmDecode,
@@ -23,6 +23,7 @@ import {
   cmEncodeAll,
   cmEncodeJs,
 } from "../../../src/codec/entropy/cm.js";
+import { segmentJobs, writeSegments } from "../../../src/codec/entropy/cm-segments.js";
 import { cmEncodeWasm } from "../../../src/codec/entropy/cm-wasm.js";
 import { CodecError, compress, decompress, inspect } from "../../../src/codec/index.js";
 import { fuzzRuns } from "../../support/fuzz.js";
@@ -45,6 +46,51 @@ function prose(bytes: number, seed: number): Uint8Array {
     len += w.length + 1;
   }
   return utf8(parts.join(" ").slice(0, bytes));
+}
+
+/** Japanese-like text: seeded words of 3-byte characters, punctuation and line breaks */
+function japanese(bytes: number, seed: number): Uint8Array {
+  const words = [
+    "源氏",
+    "の",
+    "物語",
+    "は",
+    "宮",
+    "に",
+    "女御",
+    "更衣",
+    "あまた",
+    "さぶらひ",
+    "たまひける",
+    "いと",
+    "際",
+    "には",
+    "が",
+    "時めき",
+    "たまふ",
+    "ありけり",
+  ];
+  const r = rng(seed);
+  const parts: string[] = [];
+  for (let len = 0; len < bytes; ) {
+    const w = words[Math.floor(r() * words.length)]! + (r() < 0.1 ? "。\n" : r() < 0.2 ? "、" : "");
+    parts.push(w);
+    len += Buffer.byteLength(w);
+  }
+  return utf8(parts.join(""));
+}
+
+/** Russian-like text: seeded words of 2-byte Cyrillic letters, spaced */
+function cyrillic(bytes: number, seed: number): Uint8Array {
+  const words = ["Раскольников", "и", "в", "не", "что", "он", "на", "было", "Соня", "сказал", "улице", "комнату"];
+  const r = rng(seed);
+  const parts: string[] = [];
+  for (let len = 0; len < bytes; ) {
+    const w = words[Math.floor(r() * words.length)]! + (r() < 0.1 ? ".\n" : " ");
+    parts.push(w);
+    len += Buffer.byteLength(w);
+  }
+  return utf8(parts.join(""));
 }
 
 /** n fixed 37-byte binary records: a counter, constants, a slowly moving field, some noise */
@@ -231,8 +277,50 @@ describe("context-mixing models 4-9 (model4.wasm)", () => {
       expect(hex(await text.decode(Uint8Array.of(layout, 0), old, input.length, ctx))).toBe(hex(input));
     }
     const m7 = cmEncode(input, null, 0, 7);
-    expect(await codeOf(text.decode(Uint8Array.of(23, 0), m7, input.length, ctx))).toBe("codec_bad_params");
+    expect(await codeOf(text.decode(Uint8Array.of(25, 0), m7, input.length, ctx))).toBe("codec_bad_params");
   });
+
+  it("models 13-14 code text of 3-byte characters in whole-character contexts; the trial tries them only there (layout 23), and two segments of model 14 (layout 24) decode", async () => {
+    const ja = japanese(60_000, 31);
+    const russian = cyrillic(60_000, 32);
+    const english = prose(60_000, 33);
+    expect(wideShare(ja)).toBeGreaterThan(0.3);
+    expect(wideShare(russian)).toBe(0); // 2-byte characters: model 13 is not tried
+    expect(wideShare(english)).toBe(0);
+    expect(CHARS_MIN_SHARE).toBeGreaterThan(0);
+    // on Japanese-like text the character contexts win (on this small, 18-word text by about 1 %;
+    // on the corpus's genji_ja.txt, 1.45 MB, by 9.7 %); models 13 and 14 (the sizes of 10 and 7) are
+    // the same model on an input this small, and the stream decodes only under its model
+    const m13 = cmEncode(ja, null, 0, 13);
+    const m10 = cmEncode(ja, null, 0, 10);
+    expect(m13.length).toBeLessThan(m10.length);
+    expect(hex(cmEncode(ja, null, 0, 14))).toBe(hex(m13));
+    expect(hex(cmDecode(m13, ja.length, null, null, 13))).toBe(hex(ja));
+    expect(hex(cmDecode(m10, ja.length, null, null, 10))).toBe(hex(ja));
+    let other: Uint8Array | string;
+    try {
+      other = cmDecode(m13, ja.length, null, null, 10);
+    } catch (e) {
+      other = e instanceof CodecError ? e.code : String(e);
+    }
+    expect(typeof other === "string" ? other : hex(other)).not.toBe(hex(ja));
+    // the chamber: layout 23 for the Japanese text, not for the others
+    const enc = await text.encode(ja, { level: "max", dataClass: "text" });
+    expect([...enc!.params]).toEqual([23, 0]);
+    expect(enc!.payload.length).toBe(m13.length);
+    expect(hex(await text.decode(enc!.params, enc!.payload, ja.length, ctx))).toBe(hex(ja));
+    for (const other of [russian, english]) {
+      const e = await text.encode(other, { level: "max", dataClass: "text" });
+      expect([20, 22]).toContain(e!.params[0]);
+    }
+    // layout 24 (what the encoder writes for such text from 8 MiB): two head-primed segments of
+    // model 14, decoded at once (segment 1 first trained on the input's first 256 KiB)
+    const long = japanese(600_000, 34);
+    const cut = 400_000;
+    const [a, b] = await cmEncodeAll(segmentJobs(long, cut, 14, "head"));
+    const two = writeSegments(long.length, cut, a!, b!);
+    expect(hex(await text.decode(Uint8Array.of(24, 0), two, long.length, ctx))).toBe(hex(long));
+  }, 60_000);
 
   it("an input larger than the trial's sample is coded in full with the chosen profile", async () => {
     const input = records(Math.ceil((SAMPLE * 1.5) / 37), 12);

@@ -30,6 +30,32 @@ const utf8 = (s: string): Uint8Array => new TextEncoder().encode(s);
 
 const WORDS = ["the", "agent", "paid", "for", "a", "chamber", "and", "got", "bytes", "back", "of", "lab", "phi"];
 
+/** Japanese words and particles (3-byte UTF-8 characters), for the text chamber's character contexts */
+const WORDS_JA = [
+  "源氏",
+  "の",
+  "物語",
+  "は",
+  "宮",
+  "に",
+  "女御",
+  "更衣",
+  "あまた",
+  "さぶらひ",
+  "たまひける",
+  "中",
+  "いと",
+  "やむごとなき",
+  "際",
+  "には",
+  "あらぬ",
+  "が",
+  "すぐれて",
+  "時めき",
+  "たまふ",
+  "ありけり",
+];
+
 const GENERATORS = {
   /** n uniformly random bytes */
   "random-bytes": (r: () => number, n: number) => new Uint8Array(n).map(() => Math.floor(r() * 256)),
@@ -39,6 +65,14 @@ const GENERATORS = {
       Array.from({ length: n }, (_, i) => WORDS[Math.floor(r() * WORDS.length)] + (i % 12 === 11 ? ".\n" : " ")).join(
         "",
       ),
+    ),
+  /** n seeded Japanese-like words (3-byte UTF-8 characters), a sentence every 9 */
+  "prose-ja": (r: () => number, n: number) =>
+    utf8(
+      Array.from(
+        { length: n },
+        (_, i) => WORDS_JA[Math.floor(r() * WORDS_JA.length)] + (i % 9 === 8 ? "。\n" : i % 3 === 2 ? "、" : ""),
+      ).join(""),
     ),
   /** a JSON array of n records */
   "json-records": (r: () => number, n: number) =>
