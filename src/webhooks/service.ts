@@ -75,11 +75,30 @@ const END_EVENT: Record<string, WebhookEvent> = {
 const BATCH = 100;
 /** attempts in flight at once in one process */
 export const SENDERS = 16;
+/**
+ * attempts in flight at once to one origin (scheme, host and port) in one process: a receiver that
+ * is slow or never answers (WEBHOOK_TIMEOUT_SECONDS per attempt) holds at most this many of the
+ * SENDERS, and the others keep delivering to every other receiver
+ */
+export const PER_ORIGIN = 4;
+/**
+ * attempts in flight at once that are retries (the delivery's earlier attempts failed), in one
+ * process: receivers that failed (several silent ones, each within PER_ORIGIN) hold at most this
+ * many of the SENDERS, and first attempts always have the others
+ */
+export const RETRY_SENDERS = 8;
 /** a round of sends claims nothing new after this long (ms) */
 const ROUND_MS = 30_000;
 const HOUR_MS = 3_600_000;
 
 export const DEFAULT_BACKOFF = { baseMs: 5_000, capMs: 2 * HOUR_MS };
+
+/** a claimed delivery and the shares it holds until released */
+interface Claimed {
+  id: string;
+  origin: string;
+  retry: boolean;
+}
 
 export class WebhookService {
   /** Replaceable in tests: the clock and the resolver used at creation and at delivery. */
@@ -93,6 +112,10 @@ export class WebhookService {
   private running: Promise<void> | undefined;
   private timer: NodeJS.Timeout | undefined;
   private stopped = false;
+  /** attempts in flight (or being claimed) per origin, in this process */
+  private readonly inFlight = new Map<string, number>();
+  /** of those, retries */
+  private retriesInFlight = 0;
 
   constructor(private readonly opts: WebhookOptions) {
     this.db = opts.db;
@@ -203,24 +226,58 @@ export class WebhookService {
     const started = performance.now();
     const sender = async () => {
       while (!this.stopped && performance.now() - started < ROUND_MS) {
-        const id = await this.claimNext(due);
-        if (id === undefined) return;
-        if (await this.attempt(id)) made++;
+        const claimed = await this.claimNext(due);
+        if (claimed === undefined) return;
+        try {
+          if (await this.attempt(claimed.id)) made++;
+        } finally {
+          this.release(claimed);
+        }
       }
     };
     await Promise.all(Array.from({ length: SENDERS }, sender));
     return made;
   }
 
-  /** Claims one due delivery (a conditional update: one sender, on any instance, gets it). */
-  private async claimNext(due: number): Promise<string | undefined> {
-    const ids = await webhookStore.dueDeliveries(this.db, this.iso(due), SENDERS);
+  /**
+   * Claims one due delivery (a conditional update: one sender, on any instance, gets it), of an
+   * origin with fewer than PER_ORIGIN attempts in flight here, and a first attempt when
+   * RETRY_SENDERS retries are in flight; its share is taken until `release`. Deliveries left out
+   * are left to a later claim or round.
+   */
+  private async claimNext(due: number): Promise<Claimed | undefined> {
     const now = Math.max(due, this.now());
     const leaseUntil = this.iso(now + this.opts.timeoutSeconds * 1000 + 30_000);
-    for (const id of ids) {
-      if (await webhookStore.claim(this.db, id, this.owner, this.iso(now), leaseUntil)) return id;
+    // Rows left out meanwhile (their origin or the retries filled up) are skipped and the query is
+    // made again without them, so that deliveries to other receivers, due later, are still found (a
+    // few rounds at most: each excludes one more full origin, or the retries).
+    for (let round = 0; round < 8; round++) {
+      const prefixes = [...this.inFlight].filter(([, n]) => n >= PER_ORIGIN).map(([origin]) => `${origin}/`);
+      const firstOnly = this.retriesInFlight >= RETRY_SENDERS;
+      const rows = await webhookStore.dueDeliveries(this.db, this.iso(due), SENDERS, { prefixes, firstOnly });
+      let skipped = false;
+      for (const { id, url, attempts } of rows) {
+        const c: Claimed = { id, origin: originOf(url), retry: attempts > 0 };
+        if ((this.inFlight.get(c.origin) ?? 0) >= PER_ORIGIN || (c.retry && this.retriesInFlight >= RETRY_SENDERS)) {
+          skipped = true;
+          continue;
+        }
+        // counted before the claim's await, so senders claiming at once cannot pass the limits together
+        this.inFlight.set(c.origin, (this.inFlight.get(c.origin) ?? 0) + 1);
+        if (c.retry) this.retriesInFlight++;
+        if (await webhookStore.claim(this.db, id, this.owner, this.iso(now), leaseUntil)) return c;
+        this.release(c);
+      }
+      if (!skipped) return undefined;
     }
     return undefined;
+  }
+
+  private release(c: Claimed): void {
+    const n = (this.inFlight.get(c.origin) ?? 1) - 1;
+    if (n > 0) this.inFlight.set(c.origin, n);
+    else this.inFlight.delete(c.origin);
+    if (c.retry) this.retriesInFlight--;
   }
 
   /** One attempt of a claimed delivery. */
@@ -342,4 +399,14 @@ export async function webhookView(db: Executor, jobId: string): Promise<WebhookV
       next_attempt_at: d.state === "pending" ? d.next_attempt_at : null,
     })),
   };
+}
+
+/** "scheme://host[:port]" of a stored callback URL (stored normalized: `URL#href`) */
+export function originOf(url: string): string {
+  try {
+    const u = new URL(url);
+    return `${u.protocol}//${u.host}`;
+  } catch {
+    return url;
+  }
 }

@@ -23,6 +23,11 @@ export type EndedSubscription = Pick<
 
 const ENDED = ["done", "failed", "cancelled"] as const;
 
+/** A LIKE pattern for "starts with `prefix`" (its `\\`, `%` and `_` escaped with `\\`). */
+function likePrefix(prefix: string): string {
+  return `${prefix.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+}
+
 export const webhookStore = {
   async insertSubscription(db: Executor, row: JobWebhookRow): Promise<void> {
     await db
@@ -102,18 +107,27 @@ export const webhookStore = {
       .execute();
   },
 
-  /** Pending deliveries due at `now` and not held by a live lease, soonest first. */
-  async dueDeliveries(db: Executor, now: string, limit: number): Promise<string[]> {
-    const rows = await db
+  /**
+   * Pending deliveries due at `now` and not held by a live lease, soonest first, with their URL and
+   * attempts so far; none whose URL starts with one of `skipPrefixes` (origins that already have
+   * their share of attempts in flight), and only first attempts when `firstOnly` (retries already
+   * have theirs: see PER_ORIGIN and RETRY_SENDERS in service.ts).
+   */
+  async dueDeliveries(
+    db: Executor,
+    now: string,
+    limit: number,
+    skip: { prefixes?: string[]; firstOnly?: boolean } = {},
+  ): Promise<{ id: string; url: string; attempts: number }[]> {
+    let q = db
       .selectFrom("webhook_deliveries")
-      .select("id")
+      .select(["id", "url", "attempts"])
       .where("state", "=", "pending")
       .where("next_attempt_at", "<=", now)
-      .where((eb) => eb.or([eb("lease_until", "is", null), eb("lease_until", "<", now)]))
-      .orderBy("next_attempt_at")
-      .limit(limit)
-      .execute();
-    return rows.map((r) => r.id);
+      .where((eb) => eb.or([eb("lease_until", "is", null), eb("lease_until", "<", now)]));
+    for (const prefix of skip.prefixes ?? []) q = q.where(sql<boolean>`url not like ${likePrefix(prefix)} escape '\\'`);
+    if (skip.firstOnly) q = q.where("attempts", "=", 0);
+    return q.orderBy("next_attempt_at").limit(limit).execute();
   },
 
   /** Takes a due delivery for `owner` until `leaseUntil` (a conditional update): true when taken. */

@@ -5,6 +5,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { Db } from "../../src/db/database.js";
 import type { App } from "../../src/http/types.js";
 import type { JobRow } from "../../src/jobs/tables.js";
+import { PER_ORIGIN, RETRY_SENDERS, SENDERS } from "../../src/webhooks/service.js";
 import type { Resolver } from "../../src/webhooks/targets.js";
 import { appOn } from "../support/app.js";
 import { ENGINES, type Engine, freshDatabase } from "../support/databases.js";
@@ -54,6 +55,27 @@ async function receiver() {
     port,
     connections: () => connections,
     close: () => new Promise<void>((r) => server.close(() => r())),
+  };
+}
+
+/** A loopback server that accepts connections and never answers (an attempt then lasts WEBHOOK_TIMEOUT_SECONDS). */
+async function tarpit() {
+  const held: net.Socket[] = [];
+  const server = net.createServer((sock) => {
+    held.push(sock);
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  let closed = false;
+  return {
+    held,
+    port: (server.address() as net.AddressInfo).port,
+    /** the held attempts fail now, later ones are refused */
+    close: async () => {
+      if (closed) return;
+      closed = true;
+      for (const sock of held) sock.destroy();
+      await new Promise<void>((r) => server.close(() => r()));
+    },
   };
 }
 
@@ -290,6 +312,87 @@ describe.each(ENGINES)("signed job webhooks on %s", (engine: Engine) => {
     expect(view.deliveries[0].attempts.map((a: { status: number }) => a.status)).toEqual([500, 302]);
     expect(view.deliveries[0]).toMatchObject({ state: "failed", next_attempt_at: null });
     app.services.webhooks.backoff = { baseMs: 1_000, capMs: 4_000 };
+  });
+
+  /**
+   * Jobs ended with callbacks to the silent receivers (their deliveries due a second before the
+   * one to rx), one round started: how long rx waited for its event, and how many connections the
+   * silent ones held meanwhile. Each delivery is tried once in the round.
+   */
+  const silentRound = async (silent: { port: number }[], perReceiver: number, asRetries: boolean) => {
+    const stuck: string[] = [];
+    for (const t of silent)
+      for (let i = 0; i < perReceiver; i++) {
+        const job = await buy(app, `http://receiver.test:${t.port}/slow/${i}`);
+        await end(job.job_id, { state: "done" });
+        stuck.push(job.job_id);
+      }
+    const job = await buy(app, `http://receiver.test:${rx.port}/fast`);
+    await end(job.job_id, { state: "done" });
+    const w = app.services.webhooks;
+    expect(await w.sweep()).toBe(stuck.length + 1);
+    await db.kysely
+      .updateTable("webhook_deliveries")
+      .set({ next_attempt_at: new Date(clock - 1_000).toISOString(), attempts: asRetries ? 1 : 0 })
+      .where("job_id", "in", stuck)
+      .execute();
+    const round = w.deliverDue();
+    const t0 = Date.now();
+    while (!rx.got.some((m) => m.body.includes(job.job_id)) && Date.now() - t0 < 4_000)
+      await new Promise((r) => setTimeout(r, 20));
+    const waited = Date.now() - t0;
+    return { round, waited, stuck, fast: job.job_id };
+  };
+  /** waits until `n` connections are held (at most 2 s), then 300 ms more: the count then */
+  const heldSettled = async (count: () => number, n: number) => {
+    const t1 = Date.now();
+    while (count() < n && Date.now() - t1 < 2_000) await new Promise((r) => setTimeout(r, 20));
+    await new Promise((r) => setTimeout(r, 300));
+    return count();
+  };
+  const attemptsOf = async (jobIds: string[]) =>
+    (
+      await db.kysely
+        .selectFrom("webhook_attempts")
+        .innerJoin("webhook_deliveries", "webhook_deliveries.id", "webhook_attempts.delivery_id")
+        .select("webhook_attempts.n")
+        .where("webhook_deliveries.job_id", "in", jobIds)
+        .execute()
+    ).length;
+
+  it("a receiver that never answers holds at most PER_ORIGIN of the SENDERS: another receiver's delivery, due later, is made at once", async () => {
+    const t = await tarpit();
+    try {
+      // more deliveries to it than there are senders, all due before the one to rx
+      const { round, waited, stuck, fast } = await silentRound([t], SENDERS + 2, false);
+      // without the limit every sender would wait on it until the first attempt timed out
+      // (WEBHOOK_TIMEOUT_SECONDS, 10 s here)
+      expect(await heldSettled(() => t.held.length, PER_ORIGIN)).toBe(PER_ORIGIN);
+      await t.close();
+      await round;
+      expect(waited).toBeLessThan(4_000);
+      expect(rx.got.filter((m) => m.body.includes(fast))).toHaveLength(1);
+      expect(await attemptsOf(stuck)).toBe(SENDERS + 2); // each tried once in the round, none lost
+    } finally {
+      await t.close();
+    }
+  });
+
+  it("retries to several silent receivers hold at most RETRY_SENDERS: a first attempt to another receiver, due later, is made at once", async () => {
+    // 5 receivers × PER_ORIGIN retries would hold 20 ≥ SENDERS senders without the retry share
+    const silent = await Promise.all(Array.from({ length: 5 }, () => tarpit()));
+    const held = () => silent.reduce((n, t) => n + t.held.length, 0);
+    try {
+      const { round, waited, stuck, fast } = await silentRound(silent, PER_ORIGIN, true);
+      expect(await heldSettled(held, RETRY_SENDERS)).toBe(RETRY_SENDERS);
+      await Promise.all(silent.map((t) => t.close()));
+      await round;
+      expect(waited).toBeLessThan(4_000);
+      expect(rx.got.filter((m) => m.body.includes(fast))).toHaveLength(1);
+      expect(await attemptsOf(stuck)).toBe(5 * PER_ORIGIN);
+    } finally {
+      await Promise.all(silent.map((t) => t.close()));
+    }
   });
 
   it("two senders at once (two instances on one database): each attempt is made once", async () => {
