@@ -62,7 +62,7 @@ const NOT_ANSWERED_REASONS = new Set([
 const TEMPLATES: Record<string, string[]> = {
   // src/identity/service.ts: the join-work text fields
   "${field}_invalid": ["name_invalid", "intent_invalid"],
-  // src/olympiad/entry/entry.ts, src/orders/service.ts: an order that is not active
+  // src/olympiad/entry/entering.ts, src/orders/service.ts: an order that is not active
   "access_${order.status}": ["access_revoked", "access_refunded"],
   // src/jobs/transfer.ts: a job followed while its output is streamed ends without output
   "job_${job.state}": ["job_failed", "job_cancelled"],
