@@ -16,7 +16,14 @@ import {
   cmEncodeAll,
   cmEncodeJs,
 } from "../../src/codec/entropy/cm.js";
-import { POOL_SIZE, poolState, terminatePool } from "../../src/codec/entropy/cm-pool.js";
+import {
+  POOL_SIZE,
+  poolState,
+  RETIRE_BYTES,
+  RETIRE_IDLE_MS,
+  RETIRE_NOW_BYTES,
+  terminatePool,
+} from "../../src/codec/entropy/cm-pool.js";
 import { SPLIT_MIN, segmentJobs, splitPoint, writeSegments } from "../../src/codec/entropy/cm-segments.js";
 import { MODEL_LIMIT } from "../../src/codec/entropy/cm-tables.js";
 import { cmDecodeWasm, cmEncodeWasm } from "../../src/codec/entropy/cm-wasm.js";
@@ -148,6 +155,7 @@ describe("segments and the worker pool", () => {
 
   it("jobs coded at once on the pool give the reference model's bits, priming included", async () => {
     const data = prose(120_000, 11);
+    const retired = poolState().retired;
     const jobs = [
       { input: data.subarray(0, 70_000), colEnds: null, primeLen: 0, model: 2 as const },
       { input: data.subarray(40_000), colEnds: null, primeLen: 30_000, model: 2 as const },
@@ -160,7 +168,8 @@ describe("segments and the worker pool", () => {
     expect(hex(await cmDecodeOffThread(b!, 50_000, null, prefix, 2))).toBe(hex(data.subarray(70_000)));
     expect(hex(cmDecodeJs(b!, 50_000, null, prefix, 2))).toBe(hex(data.subarray(70_000)));
     const state = poolState();
-    expect(state.workers).toBeGreaterThan(0);
+    // workers ran them (model 2's tables take more than RETIRE_BYTES: those end once idle)
+    expect(state.workers + state.retired - retired).toBeGreaterThan(0);
     expect(state.workers).toBeLessThanOrEqual(POOL_SIZE);
     expect(state.busy + state.queued + state.dead).toBe(0);
   });
@@ -201,10 +210,44 @@ describe("segments and the worker pool", () => {
     expect(hex(a!)).toBe(hex(cmEncode(jobs[0]!.input, null, 0, 2)));
     expect(hex(b!)).toBe(hex(cmEncode(jobs[1]!.input, null, 0, 2)));
     expect(poolState()).toMatchObject({ busy: 0, queued: 0, dead: 0 });
+    const { workers, retired } = poolState();
+    expect(workers).toBe(0);
     const back = await cmDecodeOffThread(a!, jobs[0]!.input.length, null, null, 2);
     expect(hex(back)).toBe(hex(jobs[0]!.input));
-    expect(poolState().workers).toBeGreaterThan(0);
+    // a new worker decoded it (and, its tables being large, ended after)
+    expect(poolState().workers + poolState().retired - retired).toBeGreaterThan(0);
   });
+
+  it("a worker whose job needed a large model ends once idle (its memory goes with it), at once above 64 MiB; small jobs keep theirs; later jobs start fresh workers", async () => {
+    await terminatePool();
+    // memory of a fresh instance (tables sized by the input): model 10 on 1.1 MB 117 MiB (2^22
+    // slots per context), model 7 on 300 KB 57 MiB (2^21), on 20 KB 15 MiB
+    const large = prose(1_100_000, 31);
+    const medium = prose(300_000, 41);
+    const small = prose(20_000, 37);
+    const before = poolState().retired;
+    const [a] = await cmEncodeAll([{ input: small, colEnds: null, primeLen: 0, model: 7 }]);
+    await new Promise((res) => setTimeout(res, RETIRE_IDLE_MS + 200));
+    expect(poolState()).toMatchObject({ workers: 1, retired: before });
+    const [b] = await cmEncodeAll([{ input: large, colEnds: null, primeLen: 0, model: 10 }]);
+    // the reply came from a worker that then had nothing to do: it is gone at once
+    expect(poolState()).toMatchObject({ workers: 0, busy: 0, queued: 0, dead: 0, retired: before + 1 });
+    // what a retired worker coded, a fresh worker decodes
+    expect(hex(await cmDecodeOffThread(b!, large.length, null, null, 10))).toBe(hex(large));
+    expect(poolState()).toMatchObject({ workers: 0, dead: 0, retired: before + 2 });
+    // a medium model stays while work may follow, and ends after RETIRE_IDLE_MS without any
+    const [c] = await cmEncodeAll([{ input: medium, colEnds: null, primeLen: 0, model: 7 }]);
+    expect(poolState()).toMatchObject({ workers: 1, retired: before + 2 });
+    expect(hex(await cmDecodeOffThread(a!, small.length, null, null, 7))).toBe(hex(small));
+    expect(poolState()).toMatchObject({ workers: 1, retired: before + 2 });
+    await new Promise((res) => setTimeout(res, RETIRE_IDLE_MS + 200));
+    expect(poolState()).toMatchObject({ workers: 0, dead: 0, retired: before + 3 });
+    expect(hex(await cmDecodeOffThread(c!, medium.length, null, null, 7))).toBe(hex(medium));
+    expect(RETIRE_BYTES).toBeLessThan(57 << 20);
+    expect(RETIRE_BYTES).toBeGreaterThan(15 << 20);
+    expect(RETIRE_NOW_BYTES).toBeLessThan(117 << 20);
+    expect(RETIRE_NOW_BYTES).toBeGreaterThan(57 << 20);
+  }, 60_000);
 
   it("a truncated stream decoded on the pool is codec_corrupt", async () => {
     const input = prose(60_000, 17);

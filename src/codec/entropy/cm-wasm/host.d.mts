@@ -24,3 +24,5 @@ export function decode(
   limit: number,
   stop?: number,
 ): Uint8Array;
+/** the largest linear memory (bytes) a call in this thread used since the last read, then 0 */
+export function largestMemory(): number;

@@ -16,14 +16,30 @@ const reusable = new WeakMap();
 /** an instance whose memory grew beyond this (a stream of more than ~16 MB) is not kept */
 const KEEP_MAX = 64 << 20;
 
+/** the largest linear memory a call used since largestMemory() was last read (bytes) */
+let largest = 0;
+
 /** run fn on the module's instance; afterwards drop an instance that grew too large to keep */
 function withInstance(module, tables, fn) {
   const it = instance(module, tables);
   try {
     return fn(it);
   } finally {
-    if (it.e.memory.buffer.byteLength > KEEP_MAX) reusable.delete(module);
+    const bytes = it.e.memory.buffer.byteLength;
+    if (bytes > largest) largest = bytes;
+    if (bytes > KEEP_MAX) reusable.delete(module);
   }
+}
+
+/**
+ * The largest linear memory (bytes) a call in this thread used since the last read, then 0. A
+ * thread's instances stay resident after their call (kept for reuse, or dropped but not yet
+ * collected: a worker's isolate collects rarely), so the pools retire a worker that used a large one.
+ */
+export function largestMemory() {
+  const bytes = largest;
+  largest = 0;
+  return bytes;
 }
 
 function instance(module, tables) {

@@ -5,7 +5,7 @@
 // given, or decoded here first from the head of another stream (text layout 5).
 import { readFileSync } from "node:fs";
 import { parentPort, workerData } from "node:worker_threads";
-import { decode, encode, WasmCorrupt, WasmOutOfMemory } from "./host.mjs";
+import { decode, encode, largestMemory, WasmCorrupt, WasmOutOfMemory } from "./host.mjs";
 
 const modules = new Map();
 /** model.wasm (models 1 and 2) or model4.wasm (3-6, see ../cm-tables.ts), compiled once per worker */
@@ -33,10 +33,12 @@ parentPort.on("message", (job) => {
       job.op === "encode"
         ? encode(module, workerData.tables, job.input, job.colEnds, job.primeLen, job.limit)
         : decode(module, workerData.tables, job.payload, job.rawLen, job.colEnds, prefixOf(job), job.limit);
-    parentPort.postMessage({ out }, out ? [out.buffer] : []);
+    parentPort.postMessage({ out, memory: largestMemory() }, out ? [out.buffer] : []);
   } catch (err) {
-    if (err instanceof WasmCorrupt) parentPort.postMessage({ out: null, corrupt: err.message });
-    else if (err instanceof WasmOutOfMemory || err instanceof RangeError) parentPort.postMessage({ out: null });
+    if (err instanceof WasmCorrupt)
+      parentPort.postMessage({ out: null, corrupt: err.message, memory: largestMemory() });
+    else if (err instanceof WasmOutOfMemory || err instanceof RangeError)
+      parentPort.postMessage({ out: null, memory: largestMemory() });
     else throw err; // a bug: the worker exits and the pool runs its job in the caller's thread
   }
 });
