@@ -76,9 +76,10 @@ const BATCH = 100;
 /** attempts in flight at once in one process */
 export const SENDERS = 16;
 /**
- * attempts in flight at once to one origin (scheme, host and port) in one process: a receiver that
- * is slow or never answers (WEBHOOK_TIMEOUT_SECONDS per attempt) holds at most this many of the
- * SENDERS, and the others keep delivering to every other receiver
+ * attempts in flight at once to one origin (scheme, host and port), over every instance that
+ * shares the database (live leases, counted when a delivery is claimed): a receiver that is slow
+ * or never answers (WEBHOOK_TIMEOUT_SECONDS per attempt) holds at most this many senders in all,
+ * and the others keep delivering to every other receiver
  */
 export const PER_ORIGIN = 4;
 /**
@@ -241,7 +242,8 @@ export class WebhookService {
 
   /**
    * Claims one due delivery (a conditional update: one sender, on any instance, gets it), of an
-   * origin with fewer than PER_ORIGIN attempts in flight here, and a first attempt when
+   * origin with fewer than PER_ORIGIN attempts in flight here and on every other instance (live
+   * leases in the database), and a first attempt when
    * RETRY_SENDERS retries are in flight; its share is taken until `release`. Deliveries left out
    * are left to a later claim or round.
    */
@@ -251,22 +253,41 @@ export class WebhookService {
     // Rows left out meanwhile (their origin or the retries filled up) are skipped and the query is
     // made again without them, so that deliveries to other receivers, due later, are still found (a
     // few rounds at most: each excludes one more full origin, or the retries).
+    /** origins whose PER_ORIGIN attempts are in flight on other instances too */
+    const full = new Set<string>();
     for (let round = 0; round < 8; round++) {
-      const prefixes = [...this.inFlight].filter(([, n]) => n >= PER_ORIGIN).map(([origin]) => `${origin}/`);
+      const prefixes = [...this.inFlight]
+        .filter(([, n]) => n >= PER_ORIGIN)
+        .map(([origin]) => origin)
+        .concat([...full])
+        .map((origin) => `${origin}/`);
       const firstOnly = this.retriesInFlight >= RETRY_SENDERS;
       const rows = await webhookStore.dueDeliveries(this.db, this.iso(due), SENDERS, { prefixes, firstOnly });
       let skipped = false;
       for (const { id, url, attempts } of rows) {
         const c: Claimed = { id, origin: originOf(url), retry: attempts > 0 };
-        if ((this.inFlight.get(c.origin) ?? 0) >= PER_ORIGIN || (c.retry && this.retriesInFlight >= RETRY_SENDERS)) {
+        if (
+          full.has(c.origin) ||
+          (this.inFlight.get(c.origin) ?? 0) >= PER_ORIGIN ||
+          (c.retry && this.retriesInFlight >= RETRY_SENDERS)
+        ) {
           skipped = true;
           continue;
         }
         // counted before the claim's await, so senders claiming at once cannot pass the limits together
         this.inFlight.set(c.origin, (this.inFlight.get(c.origin) ?? 0) + 1);
         if (c.retry) this.retriesInFlight++;
-        if (await webhookStore.claim(this.db, id, this.owner, this.iso(now), leaseUntil)) return c;
+        // the claim also counts the origin's live leases on every instance (the database's)
+        const got = await webhookStore.claim(this.db, id, this.owner, this.iso(now), leaseUntil, {
+          prefix: `${c.origin}/`,
+          max: PER_ORIGIN,
+        });
+        if (got === "taken") return c;
         this.release(c);
+        if (got === "origin_full") {
+          full.add(c.origin);
+          skipped = true;
+        }
       }
       if (!skipped) return undefined;
     }

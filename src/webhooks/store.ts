@@ -1,5 +1,6 @@
-import { sql } from "kysely";
+import { type Kysely, PostgresAdapter, sql } from "kysely";
 import type { Executor } from "../db/executor.js";
+import type { Database } from "../db/schema.js";
 import type { JobRow } from "../jobs/tables.js";
 import type { JobWebhookRow, WebhookAttemptRow, WebhookDeliveryRow } from "./tables.js";
 
@@ -22,6 +23,9 @@ export type EndedSubscription = Pick<
 > & { url: string };
 
 const ENDED = ["done", "failed", "cancelled"] as const;
+
+/** Serialises the claims that count an origin's live leases, across instances (PostgreSQL). */
+const CLAIM_LOCK_SQL = sql`select pg_advisory_xact_lock(hashtext('labphi:webhook-claim'))`;
 
 /** A LIKE pattern for "starts with `prefix`" (its `\\`, `%` and `_` escaped with `\\`). */
 function likePrefix(prefix: string): string {
@@ -130,17 +134,43 @@ export const webhookStore = {
     return q.orderBy("next_attempt_at").limit(limit).execute();
   },
 
-  /** Takes a due delivery for `owner` until `leaseUntil` (a conditional update): true when taken. */
-  async claim(db: Executor, id: string, owner: string, now: string, leaseUntil: string): Promise<boolean> {
-    const r = await db
-      .updateTable("webhook_deliveries")
-      .set({ lease_owner: owner, lease_until: leaseUntil, updated_at: now })
-      .where("id", "=", id)
-      .where("state", "=", "pending")
-      .where("next_attempt_at", "<=", now)
-      .where((eb) => eb.or([eb("lease_until", "is", null), eb("lease_until", "<", now)]))
-      .executeTakeFirst();
-    return Number(r.numUpdatedRows) === 1;
+  /**
+   * Takes a due delivery for `owner` until `leaseUntil` (a conditional update): "taken", or "lost"
+   * (another sender has it, or it is no longer due). With `origin`, only while fewer than
+   * `origin.max` deliveries whose URL starts with `origin.prefix` hold a live lease, counted over
+   * every instance sharing the database ("origin_full" otherwise): on PostgreSQL the count and the
+   * update run under one transaction-scoped advisory lock, on SQLite in one write transaction.
+   */
+  async claim(
+    db: Kysely<Database>,
+    id: string,
+    owner: string,
+    now: string,
+    leaseUntil: string,
+    origin?: { prefix: string; max: number },
+  ): Promise<"taken" | "lost" | "origin_full"> {
+    return db.transaction().execute(async (trx) => {
+      if (origin) {
+        if (trx.getExecutor().adapter instanceof PostgresAdapter) await CLAIM_LOCK_SQL.execute(trx);
+        const row = await trx
+          .selectFrom("webhook_deliveries")
+          .select((eb) => eb.fn.countAll<string | number>().as("n"))
+          .where("state", "=", "pending")
+          .where("lease_until", ">=", now)
+          .where(sql<boolean>`url like ${likePrefix(origin.prefix)} escape '\\'`)
+          .executeTakeFirstOrThrow();
+        if (Number(row.n) >= origin.max) return "origin_full";
+      }
+      const r = await trx
+        .updateTable("webhook_deliveries")
+        .set({ lease_owner: owner, lease_until: leaseUntil, updated_at: now })
+        .where("id", "=", id)
+        .where("state", "=", "pending")
+        .where("next_attempt_at", "<=", now)
+        .where((eb) => eb.or([eb("lease_until", "is", null), eb("lease_until", "<", now)]))
+        .executeTakeFirst();
+      return Number(r.numUpdatedRows) === 1 ? "taken" : "lost";
+    });
   },
 
   delivery(db: Executor, id: string): Promise<WebhookDeliveryRow | undefined> {

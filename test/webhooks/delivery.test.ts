@@ -319,7 +319,12 @@ describe.each(ENGINES)("signed job webhooks on %s", (engine: Engine) => {
    * one to rx), one round started: how long rx waited for its event, and how many connections the
    * silent ones held meanwhile. Each delivery is tried once in the round.
    */
-  const silentRound = async (silent: { port: number }[], perReceiver: number, asRetries: boolean) => {
+  const silentRound = async (
+    silent: { port: number }[],
+    perReceiver: number,
+    asRetries: boolean,
+    others: App[] = [],
+  ) => {
     const stuck: string[] = [];
     for (const t of silent)
       for (let i = 0; i < perReceiver; i++) {
@@ -336,7 +341,7 @@ describe.each(ENGINES)("signed job webhooks on %s", (engine: Engine) => {
       .set({ next_attempt_at: new Date(clock - 1_000).toISOString(), attempts: asRetries ? 1 : 0 })
       .where("job_id", "in", stuck)
       .execute();
-    const round = w.deliverDue();
+    const round = Promise.all([w, ...others.map((o) => o.services.webhooks)].map((x) => x.deliverDue()));
     const t0 = Date.now();
     while (!rx.got.some((m) => m.body.includes(job.job_id)) && Date.now() - t0 < 4_000)
       await new Promise((r) => setTimeout(r, 20));
@@ -392,6 +397,25 @@ describe.each(ENGINES)("signed job webhooks on %s", (engine: Engine) => {
       expect(await attemptsOf(stuck)).toBe(5 * PER_ORIGIN);
     } finally {
       await Promise.all(silent.map((t) => t.close()));
+    }
+  });
+
+  it("two instances on one database hold at most PER_ORIGIN attempts to a silent receiver between them (leases counted in the database)", async () => {
+    const other = wire(await appOn(db, ENV));
+    const t = await tarpit();
+    try {
+      const { round, waited, stuck, fast } = await silentRound([t], SENDERS + 2, false, [other]);
+      // each instance alone stays within PER_ORIGIN: without the shared count they held 2 × PER_ORIGIN
+      expect(await heldSettled(() => t.held.length, PER_ORIGIN)).toBe(PER_ORIGIN);
+      await t.close();
+      await round;
+      expect(waited).toBeLessThan(4_000);
+      expect(rx.got.filter((m) => m.body.includes(fast))).toHaveLength(1);
+      // every delivery to the silent receiver was tried, once, by one instance or the other
+      expect(await attemptsOf(stuck)).toBe(SENDERS + 2);
+    } finally {
+      await t.close();
+      await other.close();
     }
   });
 
