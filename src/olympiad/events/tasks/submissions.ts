@@ -196,7 +196,8 @@ export class TaskSubmissions {
   async mySubmissions(participant: ParticipantRow, eventId: string) {
     const { event, task } = await taskOr404(this.ctx, eventId);
     const entrant = await this.entrantOf(participant, event, task);
-    const closed = stateOf(task, this.ctx.now()) === "closed";
+    const state = stateOf(task, this.ctx.now());
+    const closed = state === "closed";
     const rows = await this.ctx.db
       .selectFrom("olympiad_submissions")
       .select([
@@ -223,7 +224,7 @@ export class TaskSubmissions {
       event_id: eventId,
       entrant: entrant.id,
       entrant_kind: entrant.kind,
-      state: stateOf(task, this.ctx.now()),
+      state,
       max_finals: task.max_finals,
       submissions: rows.map((r) => ({
         submission_id: r.id,
