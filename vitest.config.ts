@@ -95,6 +95,7 @@ const SLOW = [
   "test/catalog/catalog.test.ts",
   "test/deploy/**/*.test.ts",
   "test/codec/cm-wasm.test.ts",
+  "test/codec/decode-pool.test.ts",
   "test/codec/entropy/cm3.test.ts",
   "test/codec/entropy/cm4.test.ts",
   "test/codec/properties.test.ts",

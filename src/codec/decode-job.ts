@@ -1,12 +1,33 @@
-import { keepJobsInThread } from "./entropy/cm-pool.js";
+import { parentPort } from "node:worker_threads";
+import { ownedRequest, type PoolReply, sendJobsTo } from "./entropy/cm-pool.js";
 import { CodecError } from "./errors.js";
 import { type DecompressOptions, decompress } from "./index.js";
 
 /**
- * One decode inside a decode-pool worker (decode-worker.mjs loads this module). This thread is
- * already off the caller's event loop, so context mixing runs here too instead of on a pool.
+ * One decode inside a decode-pool worker (decode-worker.mjs loads this module). Its context-mixing
+ * streams are decoded on the main thread's pool (asked for through the parent, ../decode-pool.ts),
+ * so that a model's memory lives only in the pool's workers, which end once idle after a large one
+ * (entropy/cm-pool.ts RETIRE_BYTES), instead of staying in this thread until its next decode.
  */
-keepJobsInThread();
+const waiting = new Map<number, (reply: PoolReply) => void>();
+let nextId = 0;
+sendJobsTo(
+  (req) =>
+    new Promise((resolve) => {
+      if (!parentPort) return resolve({ out: null });
+      const id = nextId++;
+      waiting.set(id, resolve);
+      const { msg, transfer } = ownedRequest(req);
+      parentPort.postMessage({ cm: msg, id }, transfer);
+    }),
+);
+
+/** the pool's reply to the request `id` (decode-worker.mjs passes it on) */
+export function poolReply(id: number, reply: PoolReply): void {
+  const resolve = waiting.get(id);
+  waiting.delete(id);
+  resolve?.(reply);
+}
 
 export type JobReply = { out: Uint8Array } | { error: { code: CodecError["code"]; message: string } } | { bug: string };
 

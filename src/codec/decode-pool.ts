@@ -1,5 +1,6 @@
 import os from "node:os";
 import { Worker } from "node:worker_threads";
+import { type PoolRequest, runOnPool } from "./entropy/cm-pool.js";
 import { CodecError, type CodecErrorCode } from "./errors.js";
 
 /**
@@ -8,8 +9,10 @@ import { CodecError, type CodecErrorCode } from "./errors.js";
  * copies the container out and receives the output (transferred, not copied).
  *
  * Each worker runs one decode at a time; more wait in a FIFO queue (callers bound how many they
- * send: the HTTP service admits a fixed number of decodes at once). Inside a worker, context
- * mixing runs in that worker's thread (it starts no pool of its own). A worker that dies during a
+ * send: the HTTP service admits a fixed number of decodes at once). A worker's context-mixing
+ * streams are decoded on this thread's pool (entropy/cm-pool.ts): the worker asks (`cm`), this
+ * thread runs them there and answers (`cmReply`), so models live only in the pool's workers, which
+ * end once idle after a large one (the worker starts no pool of its own). A worker that dies during a
  * job (out of memory, a bug) fails that job and is replaced on the next one. When no worker can
  * start at all (no TypeScript loader for the worker, a platform without threads), decodes run in
  * the caller's thread: same bytes, same errors, only not off the loop.
@@ -24,6 +27,11 @@ type Reply =
   | { error: { code: CodecErrorCode; message: string } }
   | { bug: string }
   | { ready: true };
+/** a worker asks this thread's context-mixing pool to run one of its decode's streams */
+interface CmAsk {
+  cm: PoolRequest;
+  id: number;
+}
 
 interface Job {
   container: Uint8Array;
@@ -56,7 +64,14 @@ function spawn(): Slot | null {
   started++;
   worker.unref();
   const slot: Slot = { worker, job: null, ready: false, stopping: false };
-  worker.on("message", (msg: Reply) => {
+  worker.on("message", (msg: Reply | CmAsk) => {
+    if ("cm" in msg) {
+      // a context-mixing stream of the worker's decode, for this thread's pool (decode-job.ts)
+      void runOnPool(msg.cm).then((reply) =>
+        worker.postMessage({ cmReply: msg.id, reply }, reply.out ? [reply.out.buffer as ArrayBuffer] : []),
+      );
+      return;
+    }
     if ("ready" in msg) {
       slot.ready = true;
       return;

@@ -13,6 +13,8 @@ try {
 }
 
 parentPort.on("message", async (msg) => {
+  // the main thread's pool answering a context-mixing job of this decode (decode-job.ts)
+  if (msg.cmReply !== undefined) return job.poolReply(msg.cmReply, msg.reply);
   const reply = await job.run(msg.container, msg.options);
   parentPort.postMessage(reply, reply.out ? [reply.out.buffer] : []);
 });

@@ -55,16 +55,18 @@ export interface OneDecode {
   prefix: Uint8Array | null;
   stop: number;
 }
-type Request =
+export type PoolRequest =
   | { op: "encode"; input: Uint8Array; colEnds: Uint32Array | null; primeLen: number; limit: number; model: CmModel }
   | ({ op: "decode" } & DecodeJob);
+type Request = PoolRequest;
 /** out: null when the worker could not run the job (then it runs here); corrupt: the decoder's message */
-interface Reply {
+export interface PoolReply {
   out: Uint8Array | null;
   corrupt?: string;
   /** the largest WebAssembly memory the worker's job used (bytes) */
   memory?: number;
 }
+type Reply = PoolReply;
 interface Task {
   req: Request;
   resolve: (r: Reply) => void;
@@ -84,15 +86,48 @@ const slots: Slot[] = [];
 const queue: Task[] = [];
 let dead = 0;
 let retired = 0;
-/** set in a decode worker (../decode-job.ts): that thread is already off the event loop */
+/** set in a suite worker's thread (jobs/segment-job.ts): that thread is already off the event loop */
 let callerThreadOnly = false;
+/** set in a decode worker (../decode-job.ts): its jobs go to the main thread's pool */
+let remote: ((req: PoolRequest) => Promise<PoolReply>) | null = null;
 
 /**
  * Run every context-mixing job in the calling thread from now on (no pool workers). For threads
- * that are themselves workers: a decode worker must not start a pool of its own.
+ * that are themselves workers and must not start a pool of their own.
  */
 export function keepJobsInThread(): void {
   callerThreadOnly = true;
+}
+
+/**
+ * Send every context-mixing job to another thread's pool from now on (`send` posts it there and
+ * resolves to its reply; `{ out: null }` runs it here). For the decode workers (../decode-pool.ts):
+ * their models then live only in the pool's workers, which end once idle after a large one.
+ */
+export function sendJobsTo(send: (req: PoolRequest) => Promise<PoolReply>): void {
+  remote = send;
+}
+
+/** own copies of a job's arrays, and their buffers to transfer (posting a view clones its whole buffer) */
+export function ownedRequest(r: PoolRequest): { msg: PoolRequest; transfer: ArrayBuffer[] } {
+  const transfer: ArrayBuffer[] = [];
+  const own = <T extends Uint8Array | Uint32Array>(a: T | null): T | null => {
+    if (!a) return null;
+    const copy = a.slice() as T;
+    transfer.push(copy.buffer as ArrayBuffer);
+    return copy;
+  };
+  const p = r.op === "decode" ? r.prefix : null;
+  const msg: PoolRequest =
+    r.op === "encode"
+      ? { ...r, input: own(r.input)!, colEnds: own(r.colEnds) }
+      : {
+          ...r,
+          payload: own(r.payload)!,
+          colEnds: own(r.colEnds),
+          prefix: p instanceof Uint8Array || p === null ? own(p) : { ...p, payload: own(p.payload)! },
+        };
+  return { msg, transfer };
 }
 
 function spawn(): Slot | null {
@@ -131,25 +166,7 @@ function post(slot: Slot, task: Task): void {
   slot.idleTimer = null;
   slot.task = task;
   slot.worker.ref(); // keep the process alive while a job is out
-  // own copies, transferred: posting a view would clone its whole backing buffer
-  const transfer: ArrayBuffer[] = [];
-  const own = <T extends Uint8Array | Uint32Array>(a: T | null): T | null => {
-    if (!a) return null;
-    const copy = a.slice() as T;
-    transfer.push(copy.buffer as ArrayBuffer);
-    return copy;
-  };
-  const r = task.req;
-  const p = r.op === "decode" ? r.prefix : null;
-  const msg: Request =
-    r.op === "encode"
-      ? { ...r, input: own(r.input)!, colEnds: own(r.colEnds) }
-      : {
-          ...r,
-          payload: own(r.payload)!,
-          colEnds: own(r.colEnds),
-          prefix: p instanceof Uint8Array || p === null ? own(p) : { ...p, payload: own(p.payload)! },
-        };
+  const { msg, transfer } = ownedRequest(task.req);
   slot.worker.postMessage(msg, transfer);
 }
 
@@ -177,8 +194,10 @@ function retire(slot: Slot): void {
   void slot.worker.terminate();
 }
 
-function run(req: Request): Promise<Reply> {
+/** run a job on this thread's pool ({ out: null }: no worker could, the caller runs it) */
+export function runOnPool(req: PoolRequest): Promise<PoolReply> {
   if (!hasWasm(MODEL_WASM[req.model]) || callerThreadOnly) return Promise.resolve({ out: null });
+  if (remote) return remote(req);
   return new Promise((resolve) => {
     const task: Task = { req, resolve };
     const idle = slots.find((s) => s.task === null);
@@ -201,7 +220,7 @@ export async function cmEncodePool(jobs: CmJob[], here: (job: CmJob) => Uint8Arr
   return Promise.all(
     jobs.map(async (j) => {
       if (j.input.length <= IN_THREAD_MAX) return here(j);
-      const r = await run({
+      const r = await runOnPool({
         op: "encode",
         input: j.input,
         colEnds: j.colEnds,
@@ -226,7 +245,7 @@ export async function cmDecodePool(job: DecodeJob, one: (d: OneDecode) => Uint8A
   };
   const prefixLen = job.prefix instanceof Uint8Array ? job.prefix.length : (job.prefix?.stop ?? 0);
   if (job.rawLen + prefixLen <= IN_THREAD_MAX) return here();
-  const r = await run({ op: "decode", ...job });
+  const r = await runOnPool({ op: "decode", ...job });
   if (r.corrupt) fail("codec_corrupt", r.corrupt);
   return r.out ?? here();
 }
