@@ -155,7 +155,8 @@ export const webhookStore = {
         const row = await trx
           .selectFrom("webhook_deliveries")
           .select((eb) => eb.fn.countAll<string | number>().as("n"))
-          .where("state", "=", "pending")
+          // only a pending delivery holds a lease (an attempt's outcome clears it); by lease_until
+          // alone the count reads the live leases' index (0022), not every pending row
           .where("lease_until", ">=", now)
           .where(sql<boolean>`url like ${likePrefix(origin.prefix)} escape '\\'`)
           .executeTakeFirstOrThrow();

@@ -23,6 +23,7 @@ import * as m0018 from "./0018_job_listing.js";
 import * as m0019 from "./0019_webhooks.js";
 import * as m0020 from "./0020_olympiad_tasks.js";
 import * as m0021 from "./0021_job_input_parts.js";
+import * as m0022 from "./0022_webhook_leases.js";
 
 export const migrations = {
   "0001_foundation": m0001,
@@ -46,4 +47,5 @@ export const migrations = {
   "0019_webhooks": m0019,
   "0020_olympiad_tasks": m0020,
   "0021_job_input_parts": m0021,
+  "0022_webhook_leases": m0022,
 };
