@@ -5,6 +5,7 @@ import { eventById, type OlympiadEvent } from "../events.js";
 import { type TaskContext, taskOr404 } from "./context.js";
 import { type Metric, metricOf } from "./metrics.js";
 import { better, type TaskKeys } from "./scores.js";
+import { submissionStore, taskStore } from "./store.js";
 import type { TaskRow } from "./tables.js";
 
 /**
@@ -24,14 +25,7 @@ export class TaskClosing {
   /** Each entrant's finals (selected, or its best public ones), its best private score among them. */
   private async finalLines(task: TaskRow, event: OlympiadEvent): Promise<ResultLine[]> {
     const metric = metricOf(task.metric) as Metric;
-    const subs = await this.ctx.db
-      .selectFrom("olympiad_submissions")
-      .select(["id", "entrant_id", "sha256", "public_score", "private_score", "final", "created_at"])
-      .where("event_id", "=", task.event_id)
-      .where("status", "=", "scored")
-      .orderBy("created_at")
-      .orderBy("id")
-      .execute();
+    const subs = await submissionStore.scored(this.ctx.db, task.event_id);
     const by = new Map<string, typeof subs>();
     for (const s of subs) by.set(s.entrant_id, [...(by.get(s.entrant_id) ?? []), s]);
     const lines: ResultLine[] = [];
@@ -113,13 +107,9 @@ export class TaskClosing {
     const lines = await this.finalLines(task, event);
     const at = this.ctx.now().toISOString();
     const markClosed = async (db: Executor, recordSeq: number | null, error: string | null) => {
-      const r = await db
-        .updateTable("olympiad_tasks")
-        .set({ closed_at: at, record_seq: recordSeq, close_error: error })
-        .where("event_id", "=", task.event_id)
-        .where("closed_at", "is", null)
-        .executeTakeFirst();
-      if (Number(r.numUpdatedRows) !== 1) throw new Error(`task ${task.event_id} closed twice`);
+      if (!(await taskStore.markClosed(db, task.event_id, at, recordSeq, error))) {
+        throw new Error(`task ${task.event_id} closed twice`);
+      }
     };
     if (lines.length === 0) {
       await markClosed(this.ctx.db, null, "no scored submission: nothing to record");
@@ -153,37 +143,30 @@ export class TaskClosing {
         close_error: task.close_error,
       });
     }
-    const subs = await this.ctx.db
-      .selectFrom("olympiad_submissions")
-      .select(["id", "content", "format"])
-      .where("event_id", "=", eventId)
-      .where("status", "in", ["scored", "failed"])
-      .execute();
+    const subs = await submissionStore.toRescore(this.ctx.db, eventId);
     const at = this.ctx.now().toISOString();
     for (const sub of subs) {
       const s = await this.keys.scoresOf(task, sub);
-      await this.ctx.db
-        .updateTable("olympiad_submissions")
-        .set(
-          "error" in s
-            ? { status: "failed", error: s.error, public_score: null, private_score: null, scored_at: at }
-            : {
-                status: "scored",
-                error: null,
-                public_score: s.public_score,
-                private_score: s.private_score,
-                scored_at: at,
-              },
-        )
-        .where("id", "=", sub.id)
-        .execute();
+      await submissionStore.rescore(
+        this.ctx.db,
+        sub.id,
+        "error" in s
+          ? { status: "failed", error: s.error, public_score: null, private_score: null, scored_at: at }
+          : {
+              status: "scored",
+              error: null,
+              public_score: s.public_score,
+              private_score: s.private_score,
+              scored_at: at,
+            },
+      );
     }
     const lines = await this.finalLines(task, event);
     if (lines.length === 0) throw conflict("task_nothing_to_record", "No submission scores after re-scoring.");
     const body = this.resultBody(task, event, lines, { supersedes: task.record_seq, reason });
-    const entry = await this.ctx.records.appendOwn("correction", body as never, actor, async (trx, e) => {
-      await trx.updateTable("olympiad_tasks").set({ record_seq: e.seq }).where("event_id", "=", eventId).execute();
-    });
+    const entry = await this.ctx.records.appendOwn("correction", body as never, actor, (trx, e) =>
+      taskStore.setRecordSeq(trx, eventId, e.seq),
+    );
     return { event_id: eventId, seq: entry.seq, hash: entry.hash, supersedes: task.record_seq, rescored: subs.length };
   }
 }

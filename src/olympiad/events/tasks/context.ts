@@ -5,6 +5,7 @@ import type { Database } from "../../../db/schema.js";
 import { notFound } from "../../../http/problem.js";
 import type { OlympiadRecords } from "../../results/service.js";
 import { eventById, type OlympiadEvent } from "../events.js";
+import { taskStore } from "./store.js";
 import type { TaskRow } from "./tables.js";
 
 /** What every part of the scored events shares: the database, the settings, the chain, the log and the clock. */
@@ -28,7 +29,7 @@ export function eventOr404(ctx: TaskContext, eventId: string): OlympiadEvent {
 }
 
 export async function taskOf(db: Executor, eventId: string): Promise<TaskRow | undefined> {
-  return db.selectFrom("olympiad_tasks").selectAll().where("event_id", "=", eventId).executeTakeFirst();
+  return taskStore.task(db, eventId);
 }
 
 export async function taskOr404(ctx: TaskContext, eventId: string): Promise<{ event: OlympiadEvent; task: TaskRow }> {

@@ -6,6 +6,7 @@ import { type Metric, type MetricId, metricOf } from "./metrics.js";
 import { type FileFormat, parseTable } from "./parse.js";
 import type { TaskKeys } from "./scores.js";
 import { isPublicRow, sha256Hex } from "./split.js";
+import { taskStore } from "./store.js";
 import type { TaskFileRow, TaskRow } from "./tables.js";
 
 /**
@@ -190,11 +191,11 @@ export class TaskDefinition {
     await this.ctx.records.appendOwn("task", commitment, actor, async (trx, entry) => {
       row.commit_seq = entry.seq;
       if (existing) {
-        await trx.deleteFrom("olympiad_tasks").where("event_id", "=", eventId).execute();
-        await trx.deleteFrom("olympiad_task_files").where("event_id", "=", eventId).execute();
+        await taskStore.deleteTask(trx, eventId);
+        await taskStore.deleteFiles(trx, eventId);
       }
-      await trx.insertInto("olympiad_tasks").values(row).execute();
-      if (files.length > 0) await trx.insertInto("olympiad_task_files").values(files).execute();
+      await taskStore.insertTask(trx, row);
+      if (files.length > 0) await taskStore.insertFiles(trx, files);
     });
     this.keys.clear();
     return { created: !existing, task: row };

@@ -2,6 +2,7 @@ import type { RecordBody } from "../../results/standings.js";
 import { stateOf, type TaskContext, taskOr404 } from "./context.js";
 import { type Metric, metricOf } from "./metrics.js";
 import { better } from "./scores.js";
+import { submissionStore, taskStore } from "./store.js";
 
 /**
  * An event's leaderboard (docs/olympiad-tasks.md): each entrant's best public score while the task
@@ -14,12 +15,7 @@ export class TaskLeaderboard {
   async leaderboard(eventId: string) {
     const { task } = await taskOr404(this.ctx, eventId);
     const metric = metricOf(task.metric) as Metric;
-    const rows = await this.ctx.db
-      .selectFrom("olympiad_submissions")
-      .select(["id", "entrant_id", "entrant_kind", "public_score", "created_at"])
-      .where("event_id", "=", eventId)
-      .where("status", "=", "scored")
-      .execute();
+    const rows = await submissionStore.publicScores(this.ctx.db, eventId);
     const best = new Map<string, (typeof rows)[number] & { count: number }>();
     for (const r of rows) {
       if (r.public_score === null) continue;
@@ -45,12 +41,7 @@ export class TaskLeaderboard {
       }[];
     } | null = null;
     if (task.record_seq !== null) {
-      const entry = await this.ctx.db
-        .selectFrom("chain_entries")
-        .select(["seq", "hash", "body"])
-        .where("chain", "=", "olympiad")
-        .where("seq", "=", task.record_seq)
-        .executeTakeFirst();
+      const entry = await taskStore.recordEntry(this.ctx.db, task.record_seq);
       if (entry) {
         const body = JSON.parse(entry.body) as RecordBody;
         final = {

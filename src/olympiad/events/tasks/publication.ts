@@ -3,6 +3,7 @@ import { EVENTS } from "../events.js";
 import { eventOr404, stateOf, type TaskContext, taskOf, taskOr404 } from "./context.js";
 import { type Metric, metricOf } from "./metrics.js";
 import type { FileFormat } from "./parse.js";
+import { taskStore } from "./store.js";
 import type { TaskFileRow } from "./tables.js";
 
 /**
@@ -14,10 +15,7 @@ export class TaskPublication {
 
   /** `GET /api/olympiad/events`: the 40 events, each with its task's state, metric and window (or null). */
   async index() {
-    const tasks = await this.ctx.db
-      .selectFrom("olympiad_tasks")
-      .select(["event_id", "metric", "opens_at", "closes_at", "record_seq"])
-      .execute();
+    const tasks = await taskStore.summaries(this.ctx.db);
     const by = new Map(tasks.map((t) => [t.event_id, t]));
     const base = `${this.ctx.config.baseUrl}/api/olympiad/events`;
     return {
@@ -51,12 +49,7 @@ export class TaskPublication {
     const base = `${this.ctx.config.baseUrl}/api/olympiad/events/${eventId}`;
     const eventView = { ...event, scoring: { ...event.scoring } } as Record<string, unknown>;
     if (!task) return { event: eventView, task: null };
-    const files = await this.ctx.db
-      .selectFrom("olympiad_task_files")
-      .select(["name", "media_type", "sha256", "bytes"])
-      .where("event_id", "=", eventId)
-      .orderBy("name")
-      .execute();
+    const files = await taskStore.files(this.ctx.db, eventId);
     const metric = metricOf(task.metric) as Metric;
     const state = stateOf(task, this.ctx.now());
     const closed = state === "closed";
@@ -97,12 +90,7 @@ export class TaskPublication {
 
   async file(eventId: string, name: string): Promise<TaskFileRow> {
     await taskOr404(this.ctx, eventId);
-    const f = await this.ctx.db
-      .selectFrom("olympiad_task_files")
-      .selectAll()
-      .where("event_id", "=", eventId)
-      .where("name", "=", name)
-      .executeTakeFirst();
+    const f = await taskStore.file(this.ctx.db, eventId, name);
     if (!f) throw notFound("task_file_not_found", `The task of '${eventId}' has no public file '${name}'.`);
     return f;
   }

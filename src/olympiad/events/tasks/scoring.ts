@@ -5,6 +5,7 @@ import type { TaskClosing } from "./closing.js";
 import { type TaskContext, taskOf } from "./context.js";
 import { SCORE_TASK, scoreTaskId } from "./queue-task.js";
 import type { TaskKeys } from "./scores.js";
+import { submissionStore, taskStore } from "./store.js";
 import type { TaskRow } from "./tables.js";
 
 /**
@@ -67,14 +68,9 @@ export class TaskScoring {
       if (task) await this.scorePending(task);
     });
     if (leased) return;
-    const left = await this.ctx.db
-      .selectFrom("olympiad_submissions")
-      .select("id")
-      .where("event_id", "=", eventId)
-      .where("status", "=", "pending")
-      .limit(1)
-      .executeTakeFirst();
-    if (left) throw new Error(`olympiad-score: event ${eventId} is being scored elsewhere; retrying`);
+    if (await submissionStore.hasPending(this.ctx.db, eventId)) {
+      throw new Error(`olympiad-score: event ${eventId} is being scored elsewhere; retrying`);
+    }
   }
 
   /** Starts the periodic sweep (0: none in this process). */
@@ -103,21 +99,9 @@ export class TaskScoring {
   /** Scores pending submissions and closes due tasks, one event at a time under its lease. */
   async sweep(): Promise<{ scored: number; closed: number }> {
     const nowIso = this.ctx.now().toISOString();
-    const due = await this.ctx.db
-      .selectFrom("olympiad_tasks")
-      .select("event_id")
-      .where("closed_at", "is", null)
-      .where("closes_at", "<=", nowIso)
-      .limit(20)
-      .execute();
-    const pending = await this.ctx.db
-      .selectFrom("olympiad_submissions")
-      .select("event_id")
-      .distinct()
-      .where("status", "=", "pending")
-      .limit(20)
-      .execute();
-    const events = [...new Set([...pending.map((p) => p.event_id), ...due.map((d) => d.event_id)])];
+    const due = await taskStore.dueToClose(this.ctx.db, nowIso, 20);
+    const pending = await submissionStore.pendingEvents(this.ctx.db, 20);
+    const events = [...new Set([...pending, ...due])];
     let scored = 0;
     let closed = 0;
     for (const eventId of events) {
@@ -135,22 +119,12 @@ export class TaskScoring {
 
   private async withLease(eventId: string, fn: () => Promise<void>): Promise<boolean> {
     const now = this.ctx.now();
-    const r = await this.ctx.db
-      .updateTable("olympiad_tasks")
-      .set({ scoring_lease_until: new Date(now.getTime() + SCORING_LEASE_MS).toISOString(), scoring_owner: this.owner })
-      .where("event_id", "=", eventId)
-      .where((eb) => eb.or([eb("scoring_lease_until", "is", null), eb("scoring_lease_until", "<", now.toISOString())]))
-      .executeTakeFirst();
-    if (Number(r.numUpdatedRows) !== 1) return false;
+    const until = new Date(now.getTime() + SCORING_LEASE_MS).toISOString();
+    if (!(await taskStore.takeLease(this.ctx.db, eventId, this.owner, now.toISOString(), until))) return false;
     try {
       await fn();
     } finally {
-      await this.ctx.db
-        .updateTable("olympiad_tasks")
-        .set({ scoring_lease_until: null, scoring_owner: null })
-        .where("event_id", "=", eventId)
-        .where("scoring_owner", "=", this.owner)
-        .execute();
+      await taskStore.releaseLease(this.ctx.db, eventId, this.owner);
     }
     return true;
   }
@@ -158,28 +132,18 @@ export class TaskScoring {
   private async scorePending(task: TaskRow): Promise<number> {
     let n = 0;
     for (;;) {
-      const batch = await this.ctx.db
-        .selectFrom("olympiad_submissions")
-        .select(["id", "content", "format"])
-        .where("event_id", "=", task.event_id)
-        .where("status", "=", "pending")
-        .orderBy("created_at")
-        .limit(20)
-        .execute();
+      const batch = await submissionStore.pendingBatch(this.ctx.db, task.event_id, 20);
       if (batch.length === 0) return n;
       for (const sub of batch) {
         const s = await this.keys.scoresOf(task, sub);
         const at = this.ctx.now().toISOString();
-        await this.ctx.db
-          .updateTable("olympiad_submissions")
-          .set(
-            "error" in s
-              ? { status: "failed", error: s.error, scored_at: at }
-              : { status: "scored", public_score: s.public_score, private_score: s.private_score, scored_at: at },
-          )
-          .where("id", "=", sub.id)
-          .where("status", "=", "pending")
-          .execute();
+        await submissionStore.scorePending(
+          this.ctx.db,
+          sub.id,
+          "error" in s
+            ? { status: "failed", error: s.error, scored_at: at }
+            : { status: "scored", public_score: s.public_score, private_score: s.private_score, scored_at: at },
+        );
         n++;
       }
     }

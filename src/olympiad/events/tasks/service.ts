@@ -28,7 +28,7 @@ import type { TaskFileRow, TaskRow } from "./tables.js";
  * `OlympiadTasks` is the capability's one service; its parts are in this folder: definition.ts
  * (setting a task), publication.ts (what anyone reads), submissions.ts, scoring.ts (queue task,
  * lease, sweep), closing.ts (result set and rescore), leaderboard.ts, scores.ts (the key and a
- * file's scores) and context.ts (what they share).
+ * file's scores), context.ts (what they share) and store.ts (every SQL statement).
  */
 
 export { SCORER_ACTOR } from "./closing.js";

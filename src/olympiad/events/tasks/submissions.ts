@@ -1,5 +1,4 @@
 import { randomBytes } from "node:crypto";
-import { sql } from "kysely";
 import { badRequest, conflict, notFound, Problem } from "../../../http/problem.js";
 import { entryStore } from "../../entry/entry.js";
 import type { ParticipantRow } from "../../tables.js";
@@ -10,6 +9,7 @@ import { checkAgainstKey, type FileFormat, type Issue, parseTable } from "./pars
 import type { TaskKeys } from "./scores.js";
 import type { TaskScoring } from "./scoring.js";
 import { sha256Hex } from "./split.js";
+import { submissionStore } from "./store.js";
 import type { SubmissionRow, TaskRow } from "./tables.js";
 
 /**
@@ -49,12 +49,7 @@ export class TaskSubmissions {
   /** The entrant a participant submits for, checking the entry (and the team's lock for team events). */
   private async entrantOf(participant: ParticipantRow, event: OlympiadEvent, task: TaskRow): Promise<Entrant> {
     if (event.entrants === "team") {
-      const team = await this.ctx.db
-        .selectFrom("olympiad_team_members as m")
-        .innerJoin("olympiad_teams as t", "t.id", "m.team_id")
-        .select(["t.id", "t.locked_at"])
-        .where("m.participant_id", "=", participant.id)
-        .executeTakeFirst();
+      const team = await submissionStore.teamOf(this.ctx.db, participant.id);
       if (!team) {
         throw new Problem(403, "team_required", `${event.id} is a team event: submit as a member of a team.`);
       }
@@ -141,29 +136,13 @@ export class TaskSubmissions {
       created_at: now.toISOString(),
       scored_at: null,
     };
+    const counted = { event_id: eventId, entrant_id: entrant.id, day };
     const used = await this.ctx.db.transaction().execute(async (trx) => {
       // one conditional upsert: the count rises only below the quota (row lock on PostgreSQL,
       // one writer at a time on SQLite), so concurrent submissions cannot pass it together
-      const r = await trx
-        .insertInto("olympiad_submission_counts")
-        .values({ event_id: eventId, entrant_id: entrant.id, day, n: 1 })
-        .onConflict((oc) =>
-          oc
-            .columns(["event_id", "entrant_id", "day"])
-            .doUpdateSet({ n: sql`olympiad_submission_counts.n + 1` })
-            .where("olympiad_submission_counts.n", "<", task.daily_quota),
-        )
-        .executeTakeFirst();
-      if (Number(r.numInsertedOrUpdatedRows ?? 0n) !== 1) return null;
-      await trx.insertInto("olympiad_submissions").values(row).execute();
-      const c = await trx
-        .selectFrom("olympiad_submission_counts")
-        .select("n")
-        .where("event_id", "=", eventId)
-        .where("entrant_id", "=", entrant.id)
-        .where("day", "=", day)
-        .executeTakeFirstOrThrow();
-      return Number(c.n);
+      if (!(await submissionStore.countOne(trx, counted, task.daily_quota))) return null;
+      await submissionStore.insert(trx, row);
+      return submissionStore.count(trx, counted);
     });
     const resets = new Date(Date.parse(`${day}T00:00:00Z`) + DAY_MS).toISOString();
     if (used === null) {
@@ -198,28 +177,7 @@ export class TaskSubmissions {
     const entrant = await this.entrantOf(participant, event, task);
     const state = stateOf(task, this.ctx.now());
     const closed = state === "closed";
-    const rows = await this.ctx.db
-      .selectFrom("olympiad_submissions")
-      .select([
-        "id",
-        "participant_id",
-        "sha256",
-        "bytes",
-        "rows",
-        "status",
-        "public_score",
-        "private_score",
-        "error",
-        "final",
-        "created_at",
-        "scored_at",
-      ])
-      .where("event_id", "=", eventId)
-      .where("entrant_id", "=", entrant.id)
-      .orderBy("created_at", "desc")
-      .orderBy("id", "desc")
-      .limit(500)
-      .execute();
+    const rows = await submissionStore.ofEntrant(this.ctx.db, eventId, entrant.id, 500);
     return {
       event_id: eventId,
       entrant: entrant.id,
@@ -260,14 +218,7 @@ export class TaskSubmissions {
     }
     await this.ctx.db.transaction().execute(async (trx) => {
       if (unique.length > 0) {
-        const found = await trx
-          .selectFrom("olympiad_submissions")
-          .select("id")
-          .where("event_id", "=", eventId)
-          .where("entrant_id", "=", entrant.id)
-          .where("id", "in", unique)
-          .execute();
-        const known = new Set(found.map((f) => f.id));
+        const known = new Set(await submissionStore.idsOfEntrant(trx, eventId, entrant.id, unique));
         const unknown = unique.filter((id) => !known.has(id));
         if (unknown.length > 0) {
           throw notFound(
@@ -279,21 +230,8 @@ export class TaskSubmissions {
           );
         }
       }
-      await trx
-        .updateTable("olympiad_submissions")
-        .set({ final: 0 })
-        .where("event_id", "=", eventId)
-        .where("entrant_id", "=", entrant.id)
-        .execute();
-      if (unique.length > 0) {
-        await trx
-          .updateTable("olympiad_submissions")
-          .set({ final: 1 })
-          .where("event_id", "=", eventId)
-          .where("entrant_id", "=", entrant.id)
-          .where("id", "in", unique)
-          .execute();
-      }
+      await submissionStore.clearFinals(trx, eventId, entrant.id);
+      if (unique.length > 0) await submissionStore.markFinals(trx, eventId, entrant.id, unique);
     });
     return { event_id: eventId, entrant: entrant.id, finals: unique, max_finals: task.max_finals };
   }
