@@ -8,16 +8,18 @@
  */
 import zlib from "node:zlib";
 import { describe, expect, it } from "vitest";
-import { backendDecode, xzTuned, zstdCompress } from "../../src/codec/backends.js";
+import { backendDecode, brotliAsync, brotliWindow, xzTuned, zstdCompress } from "../../src/codec/backends.js";
 import {
   digitShare,
   general,
   NUMERIC_TEXT,
+  SMALL_EXEC,
   TRIAL_BIAS,
   TRIAL_FULL,
   TRIAL_LONG,
   trialDecision,
 } from "../../src/codec/chambers/general/index.js";
+import { x86Encode } from "../../src/codec/chambers/text/x86.js";
 import { compressWithReport, decompress, inspect, route } from "../../src/codec/index.js";
 import { codeOf, rng, utf8 } from "./helpers.js";
 
@@ -47,6 +49,23 @@ function fakeElf(n: number, seed: number, x86 = true): Uint8Array {
     } else out[i++] = ops[Math.floor(r() * ops.length)]!;
   }
   if (x86) out.set([62, 0], 18);
+  return out;
+}
+
+/** an x86-64 ELF of 8-byte address records (a table section): xz models them better than brotli */
+function elfTable(n: number, seed: number): Uint8Array {
+  const r = rng(seed);
+  const out = new Uint8Array(n);
+  out.set([0x7f, 0x45, 0x4c, 0x46, 2, 1, 1, 0]);
+  out.set([62, 0], 18);
+  let p = 0x401000;
+  for (let i = 64; i + 8 <= n; i += 8) {
+    p += 8 + Math.floor(r() * 48);
+    out[i] = p & 0xff;
+    out[i + 1] = (p >> 8) & 0xff;
+    out[i + 2] = (p >> 16) & 0xff;
+    out[i + 4] = Math.floor(r() * 3);
+  }
   return out;
 }
 
@@ -91,6 +110,18 @@ describe("balanced: one backend per data class", () => {
     expect(rep.chamber).toBe("general");
     expect(rep.container.length).toBeLessThanOrEqual(brotli11(elf) + 16);
     expect(Buffer.from(await decompress(rep.container))).toEqual(Buffer.from(elf));
+  });
+
+  it("executables under 1 MiB: xz with the BCJ filter where it is at least 3 % smaller than x86 + brotli-11", async () => {
+    // 100 KB: above the 64 KiB where xz was tried before (/usr/bin/lz4, 211,592 B, was 84,519 B
+    // with x86 + brotli-11, over xz -9e's 83,440 B)
+    const elf = elfTable(100_000, 3);
+    expect(SMALL_EXEC).toBeGreaterThan(elf.length);
+    const e = (await general.encode(elf, { level: "balanced", dataClass: "binary" }))!;
+    expect([...e.params]).toEqual([3, 0]);
+    expect(e.payload.length).toBe((await xzTuned(elf, { x86: true }))!.length);
+    expect(e.payload.length).toBeLessThan(0.97 * brotli11(x86Encode(elf)));
+    expect(Buffer.from(await general.decode(e.params, e.payload, elf.length, ctx))).toEqual(Buffer.from(elf));
   });
 
   it("an ELF of another machine (SPARC, big-endian) is not x86-filtered", async () => {
@@ -165,6 +196,34 @@ describe("balanced: one backend per data class", () => {
       [e.params[0]!, 0, 1, 0],
     ])
       expect(await codeOf(general.decode(Uint8Array.from(bad), e.payload, elf.length, ctx))).toBe("codec_bad_params");
+  });
+});
+
+describe("brotli-11's window grows with the input, as the brotli tool's does", () => {
+  /** the window of a brotli stream, from its first bits (RFC 7932, 9.1) */
+  const wbits = (s: Uint8Array): number => {
+    if ((s[0]! & 1) === 0) return 16;
+    const n = (s[0]! >> 1) & 7;
+    return n ? 17 + n : 8 + ((s[0]! >> 4) & 7);
+  };
+
+  it("lgwin 22 up to 4 MiB, then the smallest window that holds the input, up to 24", async () => {
+    expect(brotliWindow(4 * 1024 * 1024 - 16, 11)).toBeUndefined();
+    expect(brotliWindow(4 * 1024 * 1024, 11)).toBe(23);
+    expect(brotliWindow(8 * 1024 * 1024 - 16, 11)).toBe(23);
+    expect(brotliWindow(8 * 1024 * 1024, 11)).toBe(24);
+    expect(brotliWindow(64 * 1024 * 1024, 11)).toBe(24);
+    expect(brotliWindow(64 * 1024 * 1024, 9)).toBeUndefined(); // estimates keep the default
+    for (const [n, w] of [
+      [3 << 20, 22],
+      [5 << 20, 23],
+      [9 << 20, 24],
+    ] as const) {
+      const data = new Uint8Array(n).map((_, i) => (i * 7) % 251);
+      const out = await brotliAsync(data, 11);
+      expect(wbits(out)).toBe(w);
+      expect(Buffer.from(await backendDecode(0, out, n)).equals(Buffer.from(data))).toBe(true);
+    }
   });
 });
 

@@ -77,7 +77,7 @@ export const NUMERIC_TEXT = 0.5;
  *  - x86 / x86-64 executables (ELF, PE): the x86 E8/E9 filter (text/x86.ts, params[2] = 1) then brotli-11: 3–5 %
  *    under xz -9e on the bench's executables and decoded ~6× faster than xz (xz with its BCJ filter
  *    is smaller still but decodes at ~25 MB/s per core here, which balanced's ≥ 100 MB/s over the
- *    corpus cannot afford); below SMALL_EXEC bytes xz with the BCJ filter is tried too;
+ *    corpus cannot afford on large ones); below SMALL_EXEC bytes xz with the BCJ filter is tried too;
  *  - compressed data: see the general chamber's encode (zstd -19).
  */
 async function balancedBackend(data: Uint8Array, dataClass: string): Promise<BackendResult & { x86?: boolean }> {
@@ -193,8 +193,13 @@ async function brotliOrXz(data: Uint8Array, kind: TrialKind): Promise<BackendRes
   return { backend: 0, payload: b ?? (await brotliAsync(data, 11)) };
 }
 
-/** executables under this size also try xz with the BCJ filter at balanced */
-export const SMALL_EXEC = 64 * 1024;
+/**
+ * executables under this size also try xz with the BCJ filter at balanced. Up to 1 MiB its slower
+ * decoding costs at most ~40 ms; /usr/bin/lz4 (211,592 B): x86 + brotli-11 84,519 B, over
+ * `xz -9e`'s 83,440 B, where xz with BCJ gives 80,920 B (64 KiB until issue #24's per-file bound
+ * showed it). Above, x86 + brotli-11 stayed under xz -9e on every executable of the benchmark.
+ */
+export const SMALL_EXEC = 1 << 20;
 /**
  * ... and keep it only when it is at least 3 % smaller than x86 + brotli-11 (xz with BCJ is about 5 %
  * under xz -9e on executables, so brotli within 3 % of it stays under xz -9e's size)
