@@ -11,6 +11,7 @@ import { type Block, writeBare, writeFramed } from "../format/container.js";
 import { type Route, routeProfile } from "../router/index.js";
 import type { DeclaredType, Profile } from "../router/profile.js";
 import { autoChunkSize, chunkWindow, cutChunks, mapOrdered } from "../window.js";
+import { fastPlainAlternative } from "./fast-check.js";
 import { profile } from "./profile.js";
 import { type CompressOptions, type CompressReport, checkLevel, MAX_OVERHEAD, plain } from "./shared.js";
 
@@ -115,6 +116,15 @@ async function encodeBlock(
     const size = enc ? sizeOf(enc) : null;
     tried.push({ chamber: name, size });
     if (enc && (!best || size! < sizeOf(best.enc))) best = { chamber: name, enc };
+  }
+  // fast: a typed chamber ran alone (the router's one candidate there is general or a typed
+  // chamber); plain zstd -3 too when a sample says it may code smaller (fast-check.ts)
+  if (!forced && level === "fast" && best && best.chamber !== "general") {
+    const alt = await fastPlainAlternative(input, sizeOf(best.enc));
+    if (alt) {
+      tried.push({ chamber: "general", size: sizeOf(alt) });
+      if (sizeOf(alt) < sizeOf(best.enc)) best = { chamber: "general", enc: alt };
+    }
   }
   if (forced && !best) fail("codec_bad_input", `chamber ${forced} cannot encode this input`);
   // never expand: stored fallback (not when the caller forced a chamber)
