@@ -261,6 +261,29 @@ export async function list(
   return rows.map(toEntry);
 }
 
+/** Entry `seq` of `chain`, if it exists. */
+export async function entryAt(db: ChainExecutor, chain: string, seq: number): Promise<ChainEntry | undefined> {
+  const row = await db
+    .selectFrom("chain_entries")
+    .selectAll()
+    .where("chain", "=", chain)
+    .where("seq", "=", seq)
+    .executeTakeFirst();
+  return row ? toEntry(row) : undefined;
+}
+
+/** ISO 8601 of the latest entry of `chain`, or null when it has none. */
+export async function lastAt(db: ChainExecutor, chain: string): Promise<string | null> {
+  const row = await db
+    .selectFrom("chain_entries")
+    .select("at")
+    .where("chain", "=", chain)
+    .orderBy("seq", "desc")
+    .limit(1)
+    .executeTakeFirst();
+  return row?.at ?? null;
+}
+
 /** Every entry of `chain`, in seq order (read page by page). */
 export async function listAll(db: ChainExecutor, chain: string, pageSize = 1000): Promise<ChainEntry[]> {
   const out: ChainEntry[] = [];

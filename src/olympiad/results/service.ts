@@ -1,7 +1,15 @@
 import type { Kysely } from "kysely";
 import type { Config } from "../../config.js";
 import type { Executor } from "../../db/executor.js";
-import { append, type ChainEntry, type ChainHead, GENESIS_HASH, listAll } from "../../db/hash-chain.js";
+import {
+  append,
+  type ChainEntry,
+  type ChainHead,
+  entryAt,
+  GENESIS_HASH,
+  lastAt,
+  listAll,
+} from "../../db/hash-chain.js";
 import type { Database } from "../../db/schema.js";
 import { badRequest, conflict, Problem } from "../../http/problem.js";
 import { VERSIONS } from "../../versions.js";
@@ -117,6 +125,11 @@ export class OlympiadRecords {
   get urls() {
     const base = this.config.baseUrl;
     return { standings: `${base}/standings.json`, records: `${base}/olympiad-records.json` };
+  }
+
+  /** Entry `seq` of chain `olympiad` (a recorded result set), if it exists. */
+  entry(seq: number): Promise<ChainEntry | undefined> {
+    return entryAt(this.db, OLYMPIAD_CHAIN, seq);
   }
 
   /** Every entry of chain `olympiad`, in seq order. */
@@ -419,15 +432,8 @@ export class OlympiadRecords {
   }
 
   /** ISO 8601 of the latest entry of chain `olympiad`, or null. */
-  async lastChange(): Promise<string | null> {
-    const row = await this.db
-      .selectFrom("chain_entries")
-      .select("at")
-      .where("chain", "=", OLYMPIAD_CHAIN)
-      .orderBy("seq", "desc")
-      .limit(1)
-      .executeTakeFirst();
-    return row?.at ?? null;
+  lastChange(): Promise<string | null> {
+    return lastAt(this.db, OLYMPIAD_CHAIN);
   }
 }
 

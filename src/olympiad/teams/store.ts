@@ -32,6 +32,16 @@ export const teamStore = {
     return db.selectFrom("olympiad_teams").selectAll().where("join_code_hash", "=", hash).executeTakeFirst();
   },
 
+  /** The team (id, lock) the participant is a member of, if any. */
+  teamOf(db: Executor, participantId: string): Promise<Pick<TeamRow, "id" | "locked_at"> | undefined> {
+    return db
+      .selectFrom("olympiad_team_members as m")
+      .innerJoin("olympiad_teams as t", "t.id", "m.team_id")
+      .select(["t.id", "t.locked_at"])
+      .where("m.participant_id", "=", participantId)
+      .executeTakeFirst();
+  },
+
   membership(db: Executor, participantId: string): Promise<TeamMemberRow | undefined> {
     return db
       .selectFrom("olympiad_team_members")

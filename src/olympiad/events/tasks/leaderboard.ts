@@ -2,7 +2,7 @@ import type { RecordBody } from "../../results/standings.js";
 import { stateOf, type TaskContext, taskOr404 } from "./context.js";
 import { type Metric, metricOf } from "./metrics.js";
 import { better } from "./scores.js";
-import { submissionStore, taskStore } from "./store.js";
+import { submissionStore } from "./store.js";
 
 /**
  * An event's leaderboard (docs/olympiad-tasks.md): each entrant's best public score while the task
@@ -41,9 +41,9 @@ export class TaskLeaderboard {
       }[];
     } | null = null;
     if (task.record_seq !== null) {
-      const entry = await taskStore.recordEntry(this.ctx.db, task.record_seq);
+      const entry = await this.ctx.records.entry(task.record_seq);
       if (entry) {
-        const body = JSON.parse(entry.body) as RecordBody;
+        const body = entry.body as unknown as RecordBody;
         final = {
           seq: entry.seq,
           hash: entry.hash,

@@ -1,7 +1,5 @@
 import { sql } from "kysely";
 import type { Executor } from "../../../db/executor.js";
-import type { ChainEntryRow } from "../../../db/hash-chain-tables.js";
-import type { TeamRow } from "../../tables.js";
 import type { SubmissionCountRow, SubmissionRow, TaskFileRow, TaskRow } from "./tables.js";
 
 /**
@@ -123,16 +121,6 @@ export const taskStore = {
   async setRecordSeq(db: Executor, eventId: string, seq: number): Promise<void> {
     await db.updateTable("olympiad_tasks").set({ record_seq: seq }).where("event_id", "=", eventId).execute();
   },
-
-  /** The recorded result set: entry `seq` of chain `olympiad`. */
-  recordEntry(db: Executor, seq: number): Promise<Pick<ChainEntryRow, "seq" | "hash" | "body"> | undefined> {
-    return db
-      .selectFrom("chain_entries")
-      .select(["seq", "hash", "body"])
-      .where("chain", "=", "olympiad")
-      .where("seq", "=", seq)
-      .executeTakeFirst();
-  },
 };
 
 /** What a scorer reads of a submission. */
@@ -171,16 +159,6 @@ export type OwnSubmission = Pick<
 export const submissionStore = {
   async insert(db: Executor, row: SubmissionRow): Promise<void> {
     await db.insertInto("olympiad_submissions").values(row).execute();
-  },
-
-  /** The team (id, lock) the participant is a member of, if any. */
-  teamOf(db: Executor, participantId: string): Promise<Pick<TeamRow, "id" | "locked_at"> | undefined> {
-    return db
-      .selectFrom("olympiad_team_members as m")
-      .innerJoin("olympiad_teams as t", "t.id", "m.team_id")
-      .select(["t.id", "t.locked_at"])
-      .where("m.participant_id", "=", participantId)
-      .executeTakeFirst();
   },
 
   /**

@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import { badRequest, conflict, notFound, Problem } from "../../../http/problem.js";
 import { entryStore } from "../../entry/entry.js";
 import type { ParticipantRow } from "../../tables.js";
+import { teamStore } from "../../teams/store.js";
 import type { OlympiadEvent } from "../events.js";
 import { stateOf, type TaskContext, taskOr404 } from "./context.js";
 import { type Metric, metricOf } from "./metrics.js";
@@ -49,7 +50,7 @@ export class TaskSubmissions {
   /** The entrant a participant submits for, checking the entry (and the team's lock for team events). */
   private async entrantOf(participant: ParticipantRow, event: OlympiadEvent, task: TaskRow): Promise<Entrant> {
     if (event.entrants === "team") {
-      const team = await submissionStore.teamOf(this.ctx.db, participant.id);
+      const team = await teamStore.teamOf(this.ctx.db, participant.id);
       if (!team) {
         throw new Problem(403, "team_required", `${event.id} is a team event: submit as a member of a team.`);
       }
