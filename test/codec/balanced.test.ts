@@ -69,6 +69,20 @@ function elfTable(n: number, seed: number): Uint8Array {
   return out;
 }
 
+/** a table of 16-bit code points: runs of consecutive values, small gaps and jumps */
+function table16(n: number, seed: number): Uint8Array {
+  const r = rng(seed);
+  const out = new Uint8Array(2 * n);
+  let v = 0x4e00;
+  for (let i = 0; i < n; i++) {
+    v += r() < 0.9 ? 1 : 2 + Math.floor(r() * 40);
+    if (r() < 0.15) v = 0x3000 + Math.floor(r() * 0x6000);
+    out[2 * i] = v & 0xff;
+    out[2 * i + 1] = (v >> 8) & 0xff;
+  }
+  return out;
+}
+
 /** comma-separated readings: mostly digits */
 function numericCsv(rows: number, seed: number): Uint8Array {
   const r = rng(seed);
@@ -112,15 +126,29 @@ describe("balanced: one backend per data class", () => {
     expect(Buffer.from(await decompress(rep.container))).toEqual(Buffer.from(elf));
   });
 
-  it("executables under 1 MiB: xz with the BCJ filter where it is at least 3 % smaller than x86 + brotli-11", async () => {
-    // 100 KB: above the 64 KiB where xz was tried before (/usr/bin/lz4, 211,592 B, was 84,519 B
-    // with x86 + brotli-11, over xz -9e's 83,440 B)
+  it("executables under 1 MiB: never above min(brotli-11, xz) of their bytes; mostly tables, xz where it is the smaller", async () => {
+    // 100 KB: above the 64 KiB where only xz + BCJ was tried before (/usr/bin/lz4, 211,592 B, was
+    // 84,519 B with x86 + brotli-11, over xz -9e's 83,440 B)
     const elf = elfTable(100_000, 3);
     expect(SMALL_EXEC).toBeGreaterThan(elf.length);
+    const x = (await xzTuned(elf))!;
+    expect(x.length).toBeLessThan(brotli11(elf)); // xz's position bits model the 8-byte records
     const e = (await general.encode(elf, { level: "balanced", dataClass: "binary" }))!;
     expect([...e.params]).toEqual([3, 0]);
-    expect(e.payload.length).toBe((await xzTuned(elf, { x86: true }))!.length);
-    expect(e.payload.length).toBeLessThan(0.97 * brotli11(x86Encode(elf)));
+    expect(e.payload.length).toBeLessThanOrEqual(x.length);
+    expect(Buffer.from(await general.decode(e.params, e.payload, elf.length, ctx))).toEqual(Buffer.from(elf));
+  });
+
+  it("executables under 1 MiB: brotli-11 without the x86 filter where the filter loses (tables of 16-bit values)", async () => {
+    // like gconv/GB18030.so: 92,814 B with the filter, 90,146 B without
+    const elf = table16(40_000, 4);
+    elf.set([0x7f, 0x45, 0x4c, 0x46, 2, 1, 1, 0]);
+    elf.set([62, 0], 18);
+    const e = (await general.encode(elf, { level: "balanced", dataClass: "binary" }))!;
+    expect([...e.params]).toEqual([0, 0]);
+    expect(e.payload.length).toBe(brotli11(elf));
+    expect(e.payload.length).toBeLessThan(brotli11(x86Encode(elf)));
+    expect(e.payload.length).toBeLessThan((await xzTuned(elf))!.length);
     expect(Buffer.from(await general.decode(e.params, e.payload, elf.length, ctx))).toEqual(Buffer.from(elf));
   });
 

@@ -82,14 +82,22 @@ export const NUMERIC_TEXT = 0.5;
  */
 async function balancedBackend(data: Uint8Array, dataClass: string): Promise<BackendResult & { x86?: boolean }> {
   if (dataClass === "binary" && isX86Executable(data)) {
-    const [b, bcj] = await Promise.all([
+    const small = data.length < SMALL_EXEC;
+    const [filtered, raw, bcj, xz] = await Promise.all([
       brotliAsync(x86Encode(data), 11),
-      data.length < SMALL_EXEC ? xzTuned(data, { x86: true }).catch(() => null) : null,
+      small ? brotliAsync(data, 11) : null,
+      small ? xzTuned(data, { x86: true }).catch(() => null) : null,
+      small ? xzTuned(data).catch(() => null) : null,
     ]);
-    // xz only when clearly smaller: it decodes several times slower than brotli
-    return bcj && bcj.length < XZ_CLEAR_WIN * b.length
-      ? { backend: 3, payload: bcj }
-      : { backend: 0, payload: b, x86: true };
+    // the filter loses where the executable is mostly tables (gconv/GB18030.so: 92,814 B filtered,
+    // 90,146 B as it is)
+    const b = raw && raw.length < filtered.length ? { payload: raw, x86: false } : { payload: filtered, x86: true };
+    const x = bcj && xz ? (bcj.length < xz.length ? bcj : xz) : (bcj ?? xz);
+    // xz only when clearly smaller (it decodes several times slower than brotli), or where brotli
+    // would be larger than xz -9e's bytes (the per-file bound)
+    return x && (x.length < XZ_CLEAR_WIN * b.payload.length || (xz && b.payload.length > xz.length))
+      ? { backend: 3, payload: x }
+      : { backend: 0, payload: b.payload, x86: b.x86 };
   }
   return brotliOrXz(data, trialKind(data, dataClass));
 }
@@ -194,10 +202,13 @@ async function brotliOrXz(data: Uint8Array, kind: TrialKind): Promise<BackendRes
 }
 
 /**
- * executables under this size also try xz with the BCJ filter at balanced. Up to 1 MiB its slower
- * decoding costs at most ~40 ms; /usr/bin/lz4 (211,592 B): x86 + brotli-11 84,519 B, over
- * `xz -9e`'s 83,440 B, where xz with BCJ gives 80,920 B (64 KiB until issue #24's per-file bound
- * showed it). Above, x86 + brotli-11 stayed under xz -9e on every executable of the benchmark.
+ * executables under this size also try brotli-11 without the x86 filter and xz with and without
+ * the BCJ filter at balanced, so that none is over min(brotli-11, xz -9e) + 16 B. Up to 1 MiB xz's
+ * slower decoding costs at most ~40 ms. /usr/bin/lz4 (211,592 B): x86 + brotli-11 84,519 B, over
+ * `xz -9e`'s 83,440 B, where xz with BCJ gives 80,920 B; gconv/GB18030.so (182,520 B of tables):
+ * x86 + brotli-11 92,814 B, brotli-11 alone 90,146 B (64 KiB and xz + BCJ only until issue #24's
+ * per-file bound showed these). Above, x86 + brotli-11 stayed under xz -9e on every executable of
+ * the benchmark.
  */
 export const SMALL_EXEC = 1 << 20;
 /**
