@@ -58,7 +58,7 @@ const CHAMBER_INPUT: Record<ChamberName, GeneratorSpec> = {
 
 /** --max-only: the containers a new context-mixing model or float mode changes */
 const MAX_ONLY =
-  /^(text|text-long|text-records|text-x86|text-cjk|json_keys|json_residual|float|routed|chunked|stream)\.max\.phis?$/;
+  /^(text|text-long|text-records|text-x86|text-cjk|text-lanes|json_keys|json_residual|float|routed|chunked|stream)\.max\.phis?$/;
 
 interface Planned {
   file: string;
@@ -113,6 +113,8 @@ async function plan(): Promise<Planned[]> {
     ["text-x86", { name: "elf-x86", seed: 25, n: 20000 }],
     // since codec 1.5: Japanese-like text, which the trial codes with whole-character contexts (layout 23)
     ["text-cjk", { name: "prose-ja", seed: 26, n: 3000 }],
+    // since codec 1.6: a 16-bit table, which the trial codes in byte lanes of 2 (params [layout, 2])
+    ["text-lanes", { name: "table16", seed: 27, n: 6000 }],
   ];
   for (const [name, spec] of longer) {
     const input = generate(spec);

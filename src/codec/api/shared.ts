@@ -8,7 +8,7 @@ import { fail } from "../errors.js";
 import type { Limits } from "../format/container.js";
 import type { DeclaredType } from "../router/profile.js";
 
-export const CODEC_VERSION = "1.5.0";
+export const CODEC_VERSION = "1.6.0";
 export const FORMAT_VERSION = 1;
 /** framing overhead bound promised by the format: output ≤ input + 16 bytes (framed) */
 export const MAX_OVERHEAD = 16;

@@ -128,6 +128,18 @@ const GENERATORS = {
     }
     return b;
   },
+  /** n little-endian 16-bit code points: runs of consecutive values, small gaps and jumps (a conversion table) */
+  table16: (r: () => number, n: number) => {
+    const b = new Uint8Array(2 * n);
+    let v = 0x4e00;
+    for (let i = 0; i < n; i++) {
+      v += r() < 0.9 ? 1 : 2 + Math.floor(r() * 40);
+      if (r() < 0.15) v = 0x3000 + Math.floor(r() * 0x6000);
+      b[2 * i] = v & 0xff;
+      b[2 * i + 1] = (v >> 8) & 0xff;
+    }
+    return b;
+  },
 } satisfies Record<string, (r: () => number, n: number) => Uint8Array>;
 
 export type GeneratorName = keyof typeof GENERATORS;
