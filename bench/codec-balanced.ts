@@ -15,6 +15,7 @@ import { readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import zlib from "node:zlib";
 import { brotliWindow, xzTuned } from "../src/codec/backends.js";
+import { threeSlices } from "../src/codec/chambers/util.js";
 import { compressWithReport, decompress } from "../src/codec/index.js";
 
 const args = process.argv.slice(2);
@@ -49,16 +50,8 @@ const brotli11 = (b: Uint8Array): number =>
       [zlib.constants.BROTLI_PARAM_LGWIN]: brotliWindow(b.length, 11) ?? 22,
     },
   }).length;
-function sample(b: Uint8Array): Uint8Array {
-  const S = 32 * 1024;
-  if (b.length <= 3 * S) return b;
-  const s = new Uint8Array(3 * S);
-  [1 / 8, 1 / 2, 7 / 8].forEach((f, k) => {
-    const at = Math.min(b.length - S, Math.floor(b.length * f));
-    s.set(b.subarray(at, at + S), k * S);
-  });
-  return s;
-}
+/** the general chamber's trial sample (three 32 KiB slices) */
+const sample = (b: Uint8Array): Uint8Array => threeSlices(b, 32 * 1024);
 
 const rows: Record<string, unknown>[] = [];
 let totalIn = 0;

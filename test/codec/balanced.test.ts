@@ -21,6 +21,7 @@ import {
 } from "../../src/codec/chambers/general/index.js";
 import { x86Encode } from "../../src/codec/chambers/text/x86.js";
 import { compressWithReport, decompress, inspect, route } from "../../src/codec/index.js";
+import { generate } from "./frozen/inputs.js";
 import { codeOf, rng, utf8 } from "./helpers.js";
 
 const ctx = { maxModelOutputBytes: 1 << 30 } as never;
@@ -69,19 +70,8 @@ function elfTable(n: number, seed: number): Uint8Array {
   return out;
 }
 
-/** a table of 16-bit code points: runs of consecutive values, small gaps and jumps */
-function table16(n: number, seed: number): Uint8Array {
-  const r = rng(seed);
-  const out = new Uint8Array(2 * n);
-  let v = 0x4e00;
-  for (let i = 0; i < n; i++) {
-    v += r() < 0.9 ? 1 : 2 + Math.floor(r() * 40);
-    if (r() < 0.15) v = 0x3000 + Math.floor(r() * 0x6000);
-    out[2 * i] = v & 0xff;
-    out[2 * i + 1] = (v >> 8) & 0xff;
-  }
-  return out;
-}
+/** a table of 16-bit code points (test/codec/frozen/inputs.ts "table16") */
+const table16 = (n: number, seed: number): Uint8Array => generate({ name: "table16", seed, n });
 
 /** comma-separated readings: mostly digits */
 function numericCsv(rows: number, seed: number): Uint8Array {

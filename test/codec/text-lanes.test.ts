@@ -6,6 +6,7 @@
 import { describe, expect, it } from "vitest";
 import { text } from "../../src/codec/chambers/text/index.js";
 import { compressWithReport, decompress, inspect, profile } from "../../src/codec/index.js";
+import { generate } from "./frozen/inputs.js";
 import { codeOf, rng, utf8 } from "./helpers.js";
 
 const ctx = { maxModelOutputBytes: 1 << 30 } as never;
@@ -26,19 +27,8 @@ function framedParams(c: Uint8Array): Uint8Array {
   return c.subarray(at, at + n);
 }
 
-/** a table of 16-bit code points: runs of consecutive values, small gaps and jumps */
-function table16(n: number, seed: number): Uint8Array {
-  const r = rng(seed);
-  const out = new Uint8Array(2 * n);
-  let v = 0x4e00;
-  for (let i = 0; i < n; i++) {
-    v += r() < 0.9 ? 1 : 2 + Math.floor(r() * 40);
-    if (r() < 0.15) v = 0x3000 + Math.floor(r() * 0x6000);
-    out[2 * i] = v & 0xff;
-    out[2 * i + 1] = (v >> 8) & 0xff;
-  }
-  return out;
-}
+/** a table of 16-bit code points (test/codec/frozen/inputs.ts "table16") */
+const table16 = (n: number, seed: number): Uint8Array => generate({ name: "table16", seed, n });
 
 describe("text chamber: byte lanes", () => {
   it("a 16-bit table is coded in lanes of 2, smaller than its bytes as they are, and decodes", async () => {

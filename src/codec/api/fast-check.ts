@@ -12,6 +12,7 @@ import { zstdCompress } from "../backends.js";
 import { FAST_ZSTD } from "../chambers/general/index.js";
 import { CHAMBERS } from "../chambers/registry.js";
 import type { Encoded } from "../chambers/types.js";
+import { threeSlices } from "../chambers/util.js";
 
 /**
  * zstd -3 runs in full when its ratio on the sample is under this × the typed chamber's ratio. On
@@ -25,15 +26,7 @@ export const FAST_CHECK_RATIO = 1.1;
 const SLICE = 16 * 1024;
 
 /** three SLICE-byte slices at 1/8, 1/2 and 7/8 of the input; the input itself when it is not longer */
-export function fastSample(b: Uint8Array): Uint8Array {
-  if (b.length <= 3 * SLICE) return b;
-  const out = new Uint8Array(3 * SLICE);
-  [1 / 8, 1 / 2, 7 / 8].forEach((f, k) => {
-    const at = Math.min(b.length - SLICE, Math.floor(b.length * f));
-    out.set(b.subarray(at, at + SLICE), k * SLICE);
-  });
-  return out;
-}
+export const fastSample = (b: Uint8Array): Uint8Array => threeSlices(b, SLICE);
 
 /**
  * The general chamber's encoding of `input` at fast (zstd -3 of the bytes, params [2, 0]) when the

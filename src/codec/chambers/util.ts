@@ -21,6 +21,19 @@ export function checkLen(out: Uint8Array, rawLen: number): Uint8Array {
   if (out.length !== rawLen) fail("codec_corrupt", `decoded ${out.length} bytes, expected ${rawLen}`);
   return out;
 }
+/**
+ * A sample of three `slice`-byte slices, at 1/8, 1/2 and 7/8 of the input; the input itself when
+ * it is not longer than the three (the trials of the general chamber and of level fast).
+ */
+export function threeSlices(b: Uint8Array, slice: number): Uint8Array {
+  if (b.length <= 3 * slice) return b;
+  const out = new Uint8Array(3 * slice);
+  [1 / 8, 1 / 2, 7 / 8].forEach((f, k) => {
+    const at = Math.min(b.length - slice, Math.floor(b.length * f));
+    out.set(b.subarray(at, at + slice), k * slice);
+  });
+  return out;
+}
 /** transpose fixed records of `stride` bytes into byte lanes; the tail stays in place */
 export function transpose(data: Uint8Array, stride: number): Uint8Array {
   const rows = Math.floor(data.length / stride);

@@ -2,7 +2,7 @@ import { backendDecode, brotliAsync, xzTuned, zstdCompress } from "../../backend
 import { fail } from "../../errors.js";
 import { isX86Executable, x86Decode, x86Encode } from "../text/x86.js";
 import type { Chamber, Level } from "../types.js";
-import { transpose, untranspose } from "../util.js";
+import { threeSlices, transpose, untranspose } from "../util.js";
 
 export interface BackendResult {
   backend: number;
@@ -156,15 +156,7 @@ function trialKind(data: Uint8Array, dataClass: string): TrialKind {
 }
 
 /** three 32 KiB slices (at 1/8, 1/2 and 7/8 of the input) */
-function trialSample(b: Uint8Array): Uint8Array {
-  const S = 32 * 1024;
-  const out = new Uint8Array(3 * S);
-  [1 / 8, 1 / 2, 7 / 8].forEach((f, k) => {
-    const at = Math.min(b.length - S, Math.floor(b.length * f));
-    out.set(b.subarray(at, at + S), k * S);
-  });
-  return out;
-}
+const trialSample = (b: Uint8Array): Uint8Array => threeSlices(b, 32 * 1024);
 
 /**
  * Which of brotli-11 and xz to run in full on an input of `size` > TRIAL_FULL bytes, from r =
